@@ -1,0 +1,184 @@
+//! Building table files: dependency order, skipping finished tables,
+//! atomic writes.
+//!
+//! [`generate`] takes the tables asked for, adds every missing sub-table,
+//! and builds them in dependency order into one directory. A table whose
+//! file already exists and opens cleanly with the same rule is skipped. Each
+//! file is written under a temporary name in the same directory, flushed to
+//! disk (fsync) and renamed, so a crash or Ctrl-C never leaves a partial
+//! file under a final name. Sub-table values are read back from the files
+//! already written (memory-mapped), so memory holds one table at a time.
+//! Progress goes to a callback; the library prints nothing.
+
+use std::{
+    fs::{self, File},
+    io::{self, BufWriter},
+    path::{Path, PathBuf},
+    time::Instant,
+};
+
+use shakmaty::ByColor;
+use thiserror::Error;
+
+use crate::{
+    format::write_table,
+    material::Material,
+    probe::{Tablebase, open_file},
+    solve::{Progress, SideStats, SolveError, SolveOptions, solve, stats},
+    value::Rule,
+};
+
+/// How to generate.
+#[derive(Debug, Clone)]
+pub struct GenerateOptions {
+    /// The draw rule.
+    pub rule: Rule,
+    /// The output directory (created if missing).
+    pub out: PathBuf,
+    /// Keep work arrays in a temporary file here instead of in RAM.
+    pub work_dir: Option<PathBuf>,
+}
+
+/// What happened to one table.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// The table.
+    pub material: Material,
+    /// Positions per side to move (index space).
+    pub positions: u64,
+    /// Counts and longest DTZ per side to move.
+    pub stats: ByColor<SideStats>,
+    /// Wall time to solve and write, in seconds.
+    pub seconds: f64,
+    /// File size in bytes.
+    pub bytes: u64,
+    /// The file.
+    pub path: PathBuf,
+}
+
+/// Progress events.
+#[derive(Debug, Clone)]
+pub enum Event<'a> {
+    /// The plan: these tables will be built (in this order).
+    Plan(&'a [Material]),
+    /// A finished file was found and kept.
+    Skipped(Material, &'a Path),
+    /// A table is being solved.
+    Solving(Material, Progress),
+    /// A table is being compressed and written.
+    Writing(Material),
+    /// A table is done.
+    Finished(&'a Summary),
+}
+
+/// Why generation stopped.
+#[derive(Debug, Error)]
+pub enum GenerateError {
+    /// The output directory cannot be created or written.
+    #[error("cannot write to {}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// A file of another rule is in the way.
+    #[error("{} exists but was built for rule {got}, not {expected}; use another --out directory", path.display())]
+    RuleMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The rule asked for.
+        expected: Rule,
+        /// The file's rule.
+        got: Rule,
+    },
+    /// The solver failed.
+    #[error(transparent)]
+    Solve(#[from] SolveError),
+    /// The output directory is not usable as a tablebase.
+    #[error(transparent)]
+    Probe(#[from] crate::probe::ProbeError),
+}
+
+/// Build `targets` and their missing sub-tables into `options.out`.
+///
+/// # Errors
+/// I/O errors (naming the path), a file of another rule in the way, or a
+/// solver error.
+pub fn generate(
+    targets: &[Material],
+    options: &GenerateOptions,
+    on_event: &(dyn Fn(Event<'_>) + Sync),
+) -> Result<Vec<Summary>, GenerateError> {
+    let io_error = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| GenerateError::Io { path, source }
+    };
+    fs::create_dir_all(&options.out).map_err(io_error(&options.out))?;
+    let plan = Material::with_dependencies(targets);
+    on_event(Event::Plan(&plan));
+    let tablebase = Tablebase::open(&options.out, options.rule)?;
+    let mut summaries = Vec::new();
+    for material in plan {
+        let path = tablebase.path_of(&material);
+        if let Ok(existing) = open_file(&path) {
+            let got = existing.header().rule;
+            if got != options.rule {
+                return Err(GenerateError::RuleMismatch {
+                    path,
+                    expected: options.rule,
+                    got,
+                });
+            }
+            on_event(Event::Skipped(material, &path));
+            continue;
+        }
+        let started = Instant::now();
+        let solve_options = SolveOptions {
+            rule: options.rule,
+            work_dir: options.work_dir.clone(),
+        };
+        let table = solve(material, &solve_options, &tablebase, &|p| {
+            on_event(Event::Solving(material, p));
+        })?;
+        let stats = stats(&table);
+        on_event(Event::Writing(material));
+        let bytes = write_atomically(&path, |file| {
+            write_table(&table, &stats, BufWriter::with_capacity(1 << 20, file))?
+                .into_inner()
+                .map_err(io::IntoInnerError::into_error)
+        })
+        .map_err(io_error(&path))?;
+        let summary = Summary {
+            material,
+            positions: table.layout().size(),
+            stats,
+            seconds: started.elapsed().as_secs_f64(),
+            bytes,
+            path,
+        };
+        on_event(Event::Finished(&summary));
+        summaries.push(summary);
+    }
+    Ok(summaries)
+}
+
+/// Write a file under a temporary name next to `path`, fsync it, rename it
+/// into place and fsync the directory. Returns the file size.
+fn write_atomically(path: &Path, write: impl FnOnce(File) -> io::Result<File>) -> io::Result<u64> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("table");
+    let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let file = write(File::create(&temp)?)?;
+        file.sync_all()?;
+        let bytes = file.metadata()?.len();
+        fs::rename(&temp, path)?;
+        File::open(dir)?.sync_all()?;
+        Ok(bytes)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}

@@ -1,0 +1,595 @@
+//! The retrograde solver: exact DTZ for every position of one table.
+//!
+//! Every position gets one 16-bit [`Cell`] per side to move, in memory-mapped
+//! [`WorkArray`]s (2 bytes per position per side). Pawn tables are solved
+//! one pawn *level* at a time, most advanced first (see [`crate::index`]):
+//! pawn moves always raise the level, so when a level is solved every pawn
+//! move out of it reaches final values.
+//!
+//! For each level:
+//!
+//! 1. **Seed** (parallel over the level's cells). Overlapping placements
+//!    and positions whose side not to move is in check are
+//!    [`Cell::ILLEGAL`]. Positions without moves are mated or stalemate.
+//!    Every zeroing move (capture, pawn move, promotion) is scored from the
+//!    value of the position it reaches (sub-tables, or a higher level of
+//!    this table; en passant as in [`crate::table`]). A position decided by
+//!    its zeroing moves alone (win in 1, or no quiet move) gets its final
+//!    DTZ; the others are `UNKNOWN_*`, remembering what their zeroing moves
+//!    guarantee.
+//! 2. **Plies** `k = 1, 2, ...`, each a set of parallel passes:
+//!    * *wins*: every unknown predecessor (by a quiet unmove) of a position
+//!      lost in `k - 1` (mated, for `k = 1`) is won in `k`;
+//!    * *losses*: predecessors of positions won in `k - 1` are marked in a
+//!      bit set (bitvec) as candidates; a candidate all of whose quiet moves
+//!      reach known wins for the opponent, and whose zeroing moves lose, is
+//!      lost in `k = max(d + 1)`.
+//!
+//!    At `k = L + 1` (L = 100, 150; no such ply without a rule) the
+//!    positions whose best zeroing move is cursed become cursed wins in
+//!    `L + 1`, and those whose zeroing moves are blessed losses become
+//!    candidates. The loop ends once a ply past `L + 1` changes nothing;
+//!    what is still unknown is a draw.
+//!
+//! Every pass writes each cell at most once with a value that does not
+//! depend on thread timing, so the result is the same for any thread
+//! count. Quiet moves and unmoves of pieces are the same squares (pieces
+//! move reversibly), generated from attack bitboards; for everything but a
+//! king of a pawnless table the index changes by `(to - from) · stride`.
+
+use std::{
+    io,
+    ops::Range,
+    path::PathBuf,
+    sync::atomic::{AtomicI16, AtomicU64, Ordering},
+};
+
+use bitvec::{order::Lsb0, vec::BitVec};
+use rayon::prelude::*;
+use shakmaty::{
+    Bitboard, Board, ByColor, CastlingMode, Chess, Color, FromSetup, Position, PositionError, Role,
+    Setup, Square, attacks,
+};
+use thiserror::Error;
+
+use crate::{
+    index::{Layout, Placement, TableIndex},
+    material::Material,
+    storage::WorkArray,
+    table::{LookupError, StoredValues, Table, zeroing_score},
+    value::{Cell, Dtz, Rule, Wdl},
+};
+
+/// How to solve.
+#[derive(Debug, Clone)]
+pub struct SolveOptions {
+    /// The draw rule.
+    pub rule: Rule,
+    /// Keep the work arrays in a temporary file in this directory instead
+    /// of anonymous memory (for index spaces larger than RAM).
+    pub work_dir: Option<PathBuf>,
+}
+
+impl Default for SolveOptions {
+    fn default() -> SolveOptions {
+        SolveOptions {
+            rule: Rule::Fifty,
+            work_dir: None,
+        }
+    }
+}
+
+/// Why a table could not be solved.
+#[derive(Debug, Error)]
+pub enum SolveError {
+    /// A zeroing move reached a table that is not available.
+    #[error("solving {material}: {source}")]
+    Lookup {
+        /// The table being solved.
+        material: Material,
+        /// What the lookup said.
+        source: LookupError,
+    },
+    /// The work arrays could not be allocated.
+    #[error("solving {material}: work arrays: {source}")]
+    Io {
+        /// The table being solved.
+        material: Material,
+        /// The I/O error.
+        source: io::Error,
+    },
+}
+
+/// What the solver is doing, for progress displays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// Seeding pawn level `level` (0-based, of `levels`).
+    Seed {
+        /// Levels done so far.
+        level: usize,
+        /// Levels in all.
+        levels: usize,
+    },
+    /// Finished ply `ply` of pawn level `level`.
+    Ply {
+        /// Levels done so far.
+        level: usize,
+        /// Levels in all.
+        levels: usize,
+        /// The ply just solved.
+        ply: i16,
+    },
+}
+
+/// Cells per unit of parallel work.
+const CHUNK: u64 = 1 << 14;
+
+/// Solve `material` (normalised) with sub-table values from `subtables`.
+///
+/// # Errors
+/// A missing sub-table, or work arrays that cannot be allocated.
+pub fn solve(
+    material: Material,
+    options: &SolveOptions,
+    subtables: &(dyn StoredValues + Sync),
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Table, SolveError> {
+    let layout = Layout::new(material);
+    let size = usize::try_from(layout.size()).expect("index space fits in memory");
+    let allocate = || match &options.work_dir {
+        Some(dir) => WorkArray::file_backed(dir, size),
+        None => WorkArray::anonymous(size),
+    };
+    let io_error = |source| SolveError::Io { material, source };
+    let cells = ByColor {
+        white: allocate().map_err(io_error)?,
+        black: allocate().map_err(io_error)?,
+    };
+    {
+        let solver = Solver {
+            layout: &layout,
+            rule: options.rule,
+            cells: ByColor {
+                white: cells.white.cells(),
+                black: cells.black.cells(),
+            },
+            candidates: ByColor::new_with(|_| candidate_bits(size)),
+            subtables,
+        };
+        solver
+            .run(progress)
+            .map_err(|source| SolveError::Lookup { material, source })?;
+    }
+    Ok(Table::new(layout, options.rule, cells))
+}
+
+fn candidate_bits(size: usize) -> BitVec<AtomicU64, Lsb0> {
+    let mut bits = BitVec::new();
+    bits.resize(size, false);
+    bits
+}
+
+struct Solver<'a> {
+    layout: &'a Layout,
+    rule: Rule,
+    cells: ByColor<&'a [AtomicI16]>,
+    candidates: ByColor<BitVec<AtomicU64, Lsb0>>,
+    subtables: &'a (dyn StoredValues + Sync),
+}
+
+/// The positions of one pawn level, cut into chunks for parallel passes.
+struct Level {
+    chunks: Vec<Range<u64>>,
+}
+
+impl Solver<'_> {
+    fn run(&self, progress: &(dyn Fn(Progress) + Sync)) -> Result<(), LookupError> {
+        let levels = self.levels();
+        let count = levels.len();
+        for (done, level) in levels.iter().enumerate() {
+            progress(Progress::Seed {
+                level: done,
+                levels: count,
+            });
+            self.seed(level)?;
+            let mut k: i16 = 1;
+            loop {
+                let changed = self.ply(level, k);
+                progress(Progress::Ply {
+                    level: done,
+                    levels: count,
+                    ply: k,
+                });
+                // Seeded cells hold ±1 (so ply 2 always runs) and, for
+                // positions without quiet moves, ±(L + 1) (so ply L + 2
+                // runs); otherwise a ply that changes nothing leaves the
+                // next one nothing to start from.
+                let special = self.rule.limit().map(|l| l + 1);
+                k = match special {
+                    _ if changed > 0 || k < 2 => k + 1,
+                    Some(s) if k < s => s,
+                    Some(s) if k == s => s + 1,
+                    _ => break,
+                };
+            }
+            self.finalize(level);
+        }
+        Ok(())
+    }
+
+    /// Levels, most advanced pawns first (one level for pawnless tables).
+    fn levels(&self) -> Vec<Level> {
+        let mut by_level: Vec<(u8, usize)> = (0..self.layout.slice_count())
+            .map(|s| (self.layout.slice_level(s), s))
+            .collect();
+        by_level.sort_by(|a, b| b.cmp(a));
+        let size = self.layout.slice_size();
+        let mut levels: Vec<Level> = Vec::new();
+        let mut last = None;
+        for (level, slice) in by_level {
+            if last != Some(level) {
+                levels.push(Level { chunks: Vec::new() });
+                last = Some(level);
+            }
+            let chunks = &mut levels.last_mut().expect("pushed").chunks;
+            let (start, end) = (slice as u64 * size, (slice as u64 + 1) * size);
+            let mut at = start;
+            while at < end {
+                chunks.push(at..(at + CHUNK).min(end));
+                at += CHUNK;
+            }
+        }
+        for level in &mut levels {
+            level.chunks.sort_by_key(|r| r.start);
+        }
+        levels
+    }
+
+    fn load(&self, turn: Color, index: u64) -> Cell {
+        Cell(self.cells.get(turn)[index as usize].load(Ordering::Relaxed))
+    }
+
+    fn store(&self, turn: Color, index: u64, cell: Cell) {
+        self.cells.get(turn)[index as usize].store(cell.0, Ordering::Relaxed);
+    }
+
+    fn seed(&self, level: &Level) -> Result<(), LookupError> {
+        level.chunks.par_iter().try_for_each(|range| {
+            for turn in Color::ALL {
+                for index in range.clone() {
+                    let cell = self.initial_cell(turn, index)?;
+                    self.store(turn, index, cell);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn initial_cell(&self, turn: Color, index: u64) -> Result<Cell, LookupError> {
+        let placement = self.layout.decode(TableIndex(index));
+        if self.layout.overlaps(&placement) {
+            return Ok(Cell::ILLEGAL);
+        }
+        let board = self.layout.board(&placement);
+        let their_king = board.king_of(turn.other()).expect("tables have kings");
+        if board.attacks_to(their_king, turn, board.occupied()).any() {
+            return Ok(Cell::ILLEGAL);
+        }
+        let setup = Setup {
+            board,
+            turn,
+            ..Setup::empty()
+        };
+        let Ok(pos) = Chess::from_setup(setup, CastlingMode::Standard)
+            .or_else(PositionError::ignore_impossible_check)
+        else {
+            return Ok(Cell::ILLEGAL);
+        };
+        let moves = pos.legal_moves();
+        if moves.is_empty() {
+            return Ok(if pos.is_check() { Cell::MATED } else { Cell(0) });
+        }
+        let mut zeroing: Option<Dtz> = None;
+        let mut quiet = false;
+        for m in &moves {
+            if m.is_zeroing() {
+                let mut after = pos.clone();
+                after.play_unchecked(*m);
+                let score = zeroing_score(self, &after)?;
+                zeroing = Some(zeroing.map_or(score, |z| z.prefer(score)));
+            } else {
+                quiet = true;
+            }
+        }
+        Ok(match zeroing {
+            Some(z) if !quiet || z == Dtz(1) => Cell::dtz(z),
+            z => Cell::unknown_after_zeroing(z),
+        })
+    }
+
+    /// One ply: wins in `k`, then losses in `k`. Returns how many cells
+    /// changed.
+    fn ply(&self, level: &Level, k: i16) -> u64 {
+        let special = self.rule.limit().map(|l| l + 1) == Some(k);
+        let mut changed = 0;
+        for winner in Color::ALL {
+            let lost_in = if k == 1 { Cell::MATED } else { Cell(-(k - 1)) };
+            changed += level
+                .chunks
+                .par_iter()
+                .map(|range| self.wins(winner, lost_in, k, special, range.clone()))
+                .sum::<u64>();
+        }
+        for loser in Color::ALL {
+            if k >= 2 || special {
+                level.chunks.par_iter().for_each(|range| {
+                    self.mark_candidates(loser, Cell(k - 1), special, range.clone());
+                });
+            }
+            changed += level
+                .chunks
+                .par_iter()
+                .map(|range| self.losses(loser, k, range.clone()))
+                .sum::<u64>();
+        }
+        changed
+    }
+
+    /// Predecessors of `winner`'s opponent's positions valued `lost_in` win in `k`.
+    fn wins(&self, winner: Color, lost_in: Cell, k: i16, special: bool, range: Range<u64>) -> u64 {
+        let mut changed = 0;
+        for index in range {
+            if special && self.load(winner, index) == Cell::UNKNOWN_CURSED_WIN {
+                self.store(winner, index, Cell(k));
+                changed += 1;
+            }
+            if self.load(winner.other(), index) != lost_in {
+                continue;
+            }
+            let placement = self.layout.decode(TableIndex(index));
+            self.quiet_neighbours(&placement, index, winner, |pred| {
+                if self.load(winner, pred).is_unknown() {
+                    self.store(winner, pred, Cell(k));
+                    changed += 1;
+                }
+                true
+            });
+        }
+        changed
+    }
+
+    /// Mark `loser`'s positions that may have become lost: predecessors of
+    /// the opponent's positions valued `won_in`, and at the special ply every
+    /// position whose zeroing moves reach a blessed loss.
+    fn mark_candidates(&self, loser: Color, won_in: Cell, special: bool, range: Range<u64>) {
+        let bits = self.candidates.get(loser);
+        for index in range {
+            if special && self.load(loser, index) == Cell::UNKNOWN_BLESSED_LOSS {
+                bits.set_aliased(index as usize, true);
+            }
+            if won_in.0 < 1 || self.load(loser.other(), index) != won_in {
+                continue;
+            }
+            let placement = self.layout.decode(TableIndex(index));
+            self.quiet_neighbours(&placement, index, loser, |pred| {
+                if loss_floor(self.load(loser, pred), self.rule).is_some() {
+                    bits.set_aliased(pred as usize, true);
+                }
+                true
+            });
+        }
+    }
+
+    /// Forward-check the candidates in `range`; clears their bits.
+    fn losses(&self, loser: Color, k: i16, range: Range<u64>) -> u64 {
+        let bits = self.candidates.get(loser);
+        let slice = &bits[range.start as usize..range.end as usize];
+        let mut changed = 0;
+        for offset in slice.iter_ones() {
+            slice.set_aliased(offset, false);
+            let index = range.start + offset as u64;
+            let Some(floor) = loss_floor(self.load(loser, index), self.rule) else {
+                continue;
+            };
+            let placement = self.layout.decode(TableIndex(index));
+            let mut longest = floor;
+            let mut lost = true;
+            self.quiet_neighbours(&placement, index, loser, |next| {
+                let cell = self.load(loser.other(), next);
+                if cell == Cell::ILLEGAL {
+                    return true;
+                }
+                match cell.value() {
+                    Some(Dtz(d)) if d > 0 && cell != Cell::MATED => {
+                        longest = longest.max(d + 1);
+                        true
+                    }
+                    _ => {
+                        lost = false;
+                        false
+                    }
+                }
+            });
+            if lost && longest <= k {
+                self.store(loser, index, Cell(-longest));
+                changed += 1;
+            }
+        }
+        changed
+    }
+
+    fn finalize(&self, level: &Level) {
+        level.chunks.par_iter().for_each(|range| {
+            for turn in Color::ALL {
+                for index in range.clone() {
+                    let cell = self.load(turn, index);
+                    let last = cell.finalize();
+                    if last != cell {
+                        self.store(turn, index, last);
+                    }
+                }
+            }
+        });
+    }
+
+    /// Call `visit` with the index (in the opponent's array for a forward
+    /// move, in `mover`'s for an unmove: the squares are the same) of every
+    /// position reached by a quiet move of a `mover` piece other than a
+    /// pawn. Stops when `visit` returns false.
+    fn quiet_neighbours(
+        &self,
+        placement: &Placement,
+        index: u64,
+        mover: Color,
+        mut visit: impl FnMut(u64) -> bool,
+    ) {
+        let n = self.layout.piece_count();
+        let occupied: Bitboard = placement.squares[..n]
+            .iter()
+            .map(|&s| Square::new(u32::from(s)))
+            .collect();
+        for (slot, &piece) in self.layout.pieces().iter().enumerate() {
+            if piece.color != mover || piece.role == Role::Pawn {
+                continue;
+            }
+            let from = placement.squares[slot];
+            let targets = attacks::attacks(Square::new(u32::from(from)), piece, occupied) & !occupied;
+            match self.layout.stride(slot) {
+                Some(stride) => {
+                    for to in targets {
+                        let delta = (i64::from(to as u8) - i64::from(from)) * stride as i64;
+                        if !visit(index.wrapping_add_signed(delta)) {
+                            return;
+                        }
+                    }
+                }
+                None => {
+                    for to in targets {
+                        let mut moved = *placement;
+                        moved.squares[slot] = to as u8;
+                        let Some((index, twin)) = self.layout.encode_with_twin(&moved) else {
+                            continue;
+                        };
+                        for TableIndex(i) in std::iter::once(index).chain(twin) {
+                            if !visit(i) {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// For a cell that may still become a loss, the least loss length its
+/// zeroing moves already force (0: none); `None` if it cannot be lost.
+fn loss_floor(cell: Cell, rule: Rule) -> Option<i16> {
+    match cell {
+        Cell::UNKNOWN => Some(0),
+        Cell::UNKNOWN_LOSS => Some(1),
+        Cell::UNKNOWN_BLESSED_LOSS => Some(rule.limit().map_or(1, |l| l + 1)),
+        _ => None,
+    }
+}
+
+impl StoredValues for Solver<'_> {
+    fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, LookupError> {
+        let material = self.layout.material();
+        if Material::from_board(board).normalized() != material {
+            return self.subtables.stored_dtz(board, turn);
+        }
+        let (turn, TableIndex(index)) = self
+            .layout
+            .locate(board, turn)
+            .ok_or(LookupError::NoValue { material })?;
+        self.load(turn, index)
+            .value()
+            .ok_or(LookupError::NoValue { material })
+    }
+}
+
+/// Per side to move: how many positions of each WDL, and the longest DTZ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SideStats {
+    /// Legal positions by WDL, loss first (index `wdl + 2`).
+    pub counts: [u64; 5],
+    /// Longest DTZ of a win (not cursed), in plies.
+    pub longest_win: u16,
+    /// Longest DTZ of a cursed win.
+    pub longest_cursed_win: u16,
+    /// Longest DTZ of a loss (not blessed), in plies.
+    pub longest_loss: u16,
+    /// Longest DTZ of a blessed loss.
+    pub longest_blessed_loss: u16,
+    /// An index reaching the longest decisive DTZ (win or loss, cursed
+    /// included), if any.
+    pub longest_at: Option<TableIndex>,
+}
+
+impl SideStats {
+    fn add(&mut self, dtz: Dtz, index: u64, rule: Rule) {
+        let wdl = Wdl::from_dtz(dtz, rule);
+        self.counts[(wdl.to_i8() + 2) as usize] += 1;
+        let plies = dtz.plies();
+        let before = self.longest();
+        let slot = match wdl {
+            Wdl::Win => &mut self.longest_win,
+            Wdl::CursedWin => &mut self.longest_cursed_win,
+            Wdl::Loss => &mut self.longest_loss,
+            Wdl::BlessedLoss => &mut self.longest_blessed_loss,
+            Wdl::Draw => return,
+        };
+        *slot = (*slot).max(plies);
+        if plies > before || self.longest_at.is_none() {
+            self.longest_at = Some(TableIndex(index));
+        }
+    }
+
+    /// The longest decisive DTZ in plies.
+    pub fn longest(&self) -> u16 {
+        self.longest_win
+            .max(self.longest_cursed_win)
+            .max(self.longest_loss)
+            .max(self.longest_blessed_loss)
+    }
+
+    fn merge(mut self, other: SideStats) -> SideStats {
+        for (a, b) in self.counts.iter_mut().zip(other.counts) {
+            *a += b;
+        }
+        let longest_at = match (self.longest_at, other.longest_at) {
+            (Some(a), Some(b)) => Some(if other.longest() > self.longest() { b } else { a }),
+            (a, b) => a.or(b),
+        };
+        self.longest_win = self.longest_win.max(other.longest_win);
+        self.longest_cursed_win = self.longest_cursed_win.max(other.longest_cursed_win);
+        self.longest_loss = self.longest_loss.max(other.longest_loss);
+        self.longest_blessed_loss = self.longest_blessed_loss.max(other.longest_blessed_loss);
+        self.longest_at = longest_at;
+        self
+    }
+}
+
+/// Statistics of a solved table, both sides to move.
+pub fn stats(table: &Table) -> ByColor<SideStats> {
+    let size = table.layout().size();
+    ByColor::new_with(|turn| {
+        (0..size.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|chunk| {
+                let mut s = SideStats::default();
+                for index in chunk * CHUNK..((chunk + 1) * CHUNK).min(size) {
+                    if let Some(dtz) = table.cell(turn, TableIndex(index)).value() {
+                        s.add(dtz, index, table.rule());
+                    }
+                }
+                s
+            })
+            .reduce(SideStats::default, SideStats::merge)
+    })
+}

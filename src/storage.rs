@@ -1,0 +1,121 @@
+//! Memory-mapped work arrays: the one home of `unsafe` in dtz50.
+//!
+//! The solver keeps one 16-bit [`Cell`](crate::value::Cell) per position
+//! and side to move. The cells live in a [`WorkArray`]: an anonymous
+//! memory map by default, or a map of a temporary file (unlinked at once, so
+//! nothing is left behind) when the index space should be paged to disk
+//! rather than held in RAM. Either way the array is seen as
+//! `[AtomicI16]`, so the parallel passes can write cells from several
+//! threads without locks; on x86-64 and AArch64 relaxed atomic loads and
+//! stores compile to plain moves, so this costs nothing.
+//!
+//! Table files are mapped read-only through [`map_file`].
+
+use std::{
+    fs::{File, OpenOptions},
+    io,
+    path::Path,
+    sync::atomic::AtomicI16,
+};
+
+use memmap2::{Mmap, MmapMut, MmapOptions};
+
+/// A zero-initialised array of `AtomicI16` in a memory map.
+#[derive(Debug)]
+pub struct WorkArray {
+    map: MmapMut,
+    len: usize,
+}
+
+impl WorkArray {
+    /// `len` cells in anonymous memory.
+    ///
+    /// # Errors
+    /// If the kernel refuses the mapping.
+    pub fn anonymous(len: usize) -> io::Result<WorkArray> {
+        let map = MmapOptions::new().len(byte_len(len)?).map_anon()?;
+        Ok(WorkArray { map, len })
+    }
+
+    /// `len` cells in a temporary file in `dir`, unlinked immediately, so
+    /// that the kernel can page the array to disk.
+    ///
+    /// # Errors
+    /// If the file cannot be created, sized or mapped.
+    pub fn file_backed(dir: &Path, len: usize) -> io::Result<WorkArray> {
+        let bytes = byte_len(len)?;
+        let path = dir.join(format!(".dtz50-work-{}-{len}", std::process::id()));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        std::fs::remove_file(&path)?;
+        file.set_len(bytes as u64)?;
+        // Safety: the file was created by us and unlinked, so no other
+        // process can modify or truncate it while it is mapped.
+        let map = unsafe { MmapOptions::new().len(bytes).map_mut(&file)? };
+        Ok(WorkArray { map, len })
+    }
+
+    /// The cells.
+    pub fn cells(&self) -> &[AtomicI16] {
+        let ptr = self.map.as_ptr().cast::<AtomicI16>();
+        // Safety: the map is page-aligned (so aligned for i16), at least
+        // `2 * len` bytes long and zero-initialised (a valid i16). It lives
+        // as long as `self`, and all access through the returned slice is
+        // atomic, so sharing it between threads is sound.
+        unsafe { std::slice::from_raw_parts(ptr, self.len) }
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the array has no cells.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+fn byte_len(len: usize) -> io::Result<usize> {
+    len.checked_mul(2)
+        .map(|b| b.max(1))
+        .ok_or_else(|| io::Error::other("work array too large"))
+}
+
+/// Map a table file read-only.
+///
+/// # Errors
+/// If the file cannot be opened or mapped.
+pub fn map_file(path: &Path) -> io::Result<Mmap> {
+    let file = File::open(path)?;
+    // Safety: table files are written once, atomically (write, fsync,
+    // rename), and never modified in place by dtz50. Another process
+    // truncating a mapped file could raise SIGBUS; readers check the size
+    // against the header before touching any section, and `verify` reads
+    // every byte, so a file truncated *before* mapping is an error, not a
+    // crash.
+    unsafe { Mmap::map(&file) }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use super::*;
+
+    #[test]
+    fn arrays_start_at_zero_and_keep_writes() {
+        for array in [
+            WorkArray::anonymous(1000).expect("anonymous map"),
+            WorkArray::file_backed(&std::env::temp_dir(), 1000).expect("file map"),
+        ] {
+            assert_eq!(array.len(), 1000);
+            assert!(array.cells().iter().all(|c| c.load(Ordering::Relaxed) == 0));
+            array.cells()[999].store(-7, Ordering::Relaxed);
+            assert_eq!(array.cells()[999].load(Ordering::Relaxed), -7);
+        }
+    }
+}
