@@ -387,8 +387,10 @@ impl fmt::Display for PlyVerdict {
             self.dtz,
             self.halfmove
         )?;
-        if let Some(left) = self.plies_left {
-            write!(f, " ({left} left)")?;
+        match self.plies_left {
+            Some(left) if left > 0 => write!(f, " ({left} left)")?,
+            Some(_) => f.write_str(" (none left)")?,
+            None => {}
         }
         match (self.result, self.margin) {
             (GameResult::Draw, _) => f.write_str(" → draw"),
@@ -673,9 +675,14 @@ impl fmt::Display for GameReport {
         if !self.moves_after_end.is_empty() {
             writeln!(
                 f,
-                "  Played after the game had ended: {} ({} half-moves)",
+                "  Played after the game had ended: {} ({} {})",
                 self.moves_after_end.join(", "),
-                self.moves_after_end.len()
+                self.moves_after_end.len(),
+                if self.moves_after_end.len() == 1 {
+                    "half-move"
+                } else {
+                    "half-moves"
+                }
             )?;
         }
         Ok(())
@@ -1338,9 +1345,9 @@ fn verdict_message(change: VerdictChange, mv: Option<&MoveInfo>, v: &PlyVerdict)
             format!("{label}?? — the draw is thrown away: now a loss")
         }
         (_, Some(mv)) => format!(
-            "{label} — the verdict turns for {}: now a {}",
-            color_title(mv.color),
-            mover_outcome(mv).name()
+            "{label} — the draw was there to be claimed, but the game went on: now a {} for {}",
+            mover_outcome(mv).name(),
+            color_title(mv.color)
         ),
         (_, None) => format!("{label} — {v}"),
     }

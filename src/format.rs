@@ -86,7 +86,8 @@ pub const HEADER_LEN: usize = 160;
 /// Trailer length in bytes.
 pub const TRAILER_LEN: usize = 136;
 
-const ZSTD_LEVEL: i32 = 19;
+/// zstd level: 9 compresses within ~15% of level 19 at a quarter of the time.
+const ZSTD_LEVEL: i32 = 9;
 const BATCH_BLOCKS: usize = 32;
 const STATS_LEN: usize = 56;
 

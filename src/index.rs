@@ -339,13 +339,22 @@ impl Layout {
     /// If `index` is not below [`Layout::size`].
     pub fn decode(&self, index: TableIndex) -> Placement {
         assert!(index.0 < self.size(), "index {} out of range", index.0);
-        let slice = (index.0 / self.slice_size) as usize;
-        let mut rest = index.0 % self.slice_size;
+        // Every factor but the pawnless king pairs is a power of two, so
+        // the digits come out by shifts and masks.
+        let free_bits = 6 * self.free as u32;
+        let slice = if self.pawns == 0 {
+            0
+        } else {
+            (index.0 >> (12 + free_bits)) as usize
+        };
+        let mut rest = index.0 & ((1u64 << free_bits) - 1);
+        let kings = (index.0 >> free_bits) & if self.pawns == 0 { u64::MAX } else { 4095 };
         let mut squares = [0u8; MAX_PIECES];
         for slot in (2..2 + self.free).rev() {
-            squares[slot] = (rest % 64) as u8;
-            rest /= 64;
+            squares[slot] = (rest & 63) as u8;
+            rest >>= 6;
         }
+        let rest = kings;
         if self.pawns == 0 {
             (squares[0], squares[1]) = KING_PAIRS.squares[rest as usize];
         } else {

@@ -332,7 +332,7 @@ mod tests {
         assert_eq!(names(m("KRvK").subtables()), Vec::<String>::new());
         assert_eq!(
             names(m("KPvK").subtables()),
-            ["KQvK", "KRvK", "KBvK", "KNvK"]
+            ["KNvK", "KBvK", "KRvK", "KQvK"]
         );
         let krpvkr = names(m("KRPvKR").subtables());
         for expected in ["KRvKR", "KRPvK", "KRvK", "KQRvKR", "KRRvKR", "KQvKR", "KRBvKR", "KRNvKR"] {
