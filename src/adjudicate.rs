@@ -905,7 +905,11 @@ struct Replay<'a> {
     ply: u32,
     /// Position keys by ply, from the start.
     history: Vec<PositionKey>,
+    /// Appearances of each position since the last capture or pawn move
+    /// (no earlier position can appear again).
     counts: HashMap<PositionKey, u32>,
+    /// Whether some position in `counts` has appeared twice.
+    repeated: bool,
     threefold_found: bool,
     fifty_found: bool,
     ended: Option<(Ending, GameResult)>,
@@ -933,6 +937,7 @@ impl<'a> Replay<'a> {
             ply: 0,
             history: vec![key],
             counts,
+            repeated: false,
             threefold_found: false,
             fifty_found: false,
             ended: None,
@@ -973,7 +978,13 @@ impl<'a> Replay<'a> {
             self.moves_after_end.push(info.label());
         } else {
             let key = PositionKey::of(&self.pos);
-            *self.counts.entry(key.clone()).or_insert(0) += 1;
+            if m.is_zeroing() {
+                self.counts.clear();
+                self.repeated = false;
+            }
+            let count = self.counts.entry(key.clone()).or_insert(0);
+            *count += 1;
+            self.repeated |= *count >= 2;
             self.history.push(key);
         }
         info
@@ -1194,7 +1205,12 @@ impl<'a> Replay<'a> {
             return;
         }
 
-        // Claims by announcing a move (9.2.1.1, 9.3.1).
+        // Claims by announcing a move (9.2.1.1, 9.3.1), if one can exist.
+        let look_for_threefold = !self.threefold_found && self.repeated;
+        let look_for_fifty = !self.fifty_found && halfmoves + 1 >= 100;
+        if !look_for_threefold && !look_for_fifty {
+            return;
+        }
         let mut threefold: Vec<Move> = Vec::new();
         let mut fifty: Vec<Move> = Vec::new();
         for m in self.pos.legal_moves() {
@@ -1203,10 +1219,10 @@ impl<'a> Replay<'a> {
             if after.legal_moves().is_empty() {
                 continue; // checkmate or stalemate: the game would end anyway
             }
-            if !self.threefold_found && self.count(&PositionKey::of(&after)) >= 2 {
+            if look_for_threefold && self.count(&PositionKey::of(&after)) >= 2 {
                 threefold.push(m);
             }
-            if !self.fifty_found && !m.is_zeroing() && halfmoves + 1 >= 100 {
+            if look_for_fifty && !m.is_zeroing() {
                 fifty.push(m);
             }
         }

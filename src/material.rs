@@ -335,7 +335,7 @@ mod tests {
             ["KNvK", "KBvK", "KRvK", "KQvK"]
         );
         let krpvkr = names(m("KRPvKR").subtables());
-        for expected in ["KRvKR", "KRPvK", "KRvK", "KQRvKR", "KRRvKR", "KQvKR", "KRBvKR", "KRNvKR"] {
+        for expected in ["KRvKR", "KRPvK", "KRvKP", "KQRvK", "KQRvKR", "KRRvKR", "KRBvKR", "KRNvKR"] {
             assert!(krpvkr.contains(&expected.to_string()), "{expected} in {krpvkr:?}");
         }
     }
