@@ -239,7 +239,12 @@ fn header_bytes(material: Material, rule: Rule, n: u64, stats: &ByColor<SideStat
         for c in s.counts {
             h.extend_from_slice(&c.to_le_bytes());
         }
-        for l in [s.longest_win, s.longest_cursed_win, s.longest_loss, s.longest_blessed_loss] {
+        for l in [
+            s.longest_win,
+            s.longest_cursed_win,
+            s.longest_loss,
+            s.longest_blessed_loss,
+        ] {
             h.extend_from_slice(&l.to_le_bytes());
         }
         h.extend_from_slice(&s.longest_at.map_or(u64::MAX, |i| i.0).to_le_bytes());
@@ -289,7 +294,11 @@ fn raw_block(table: &Table, section: Section, block: usize) -> Vec<u8> {
     let end = (start + u64::from(BLOCK_POSITIONS)).min(2 * n);
     let mut previous = Dtz(0);
     let values = (start..end).map(|at| {
-        let (turn, index) = if at < n { (Color::White, at) } else { (Color::Black, at - n) };
+        let (turn, index) = if at < n {
+            (Color::White, at)
+        } else {
+            (Color::Black, at - n)
+        };
         let cell = table.cell(turn, TableIndex(index));
         if cell != Cell::ILLEGAL {
             previous = cell.value().unwrap_or(Dtz(0));
@@ -492,14 +501,23 @@ impl<D: AsRef<[u8]>> TableFile<D> {
         Ok(map.cache[block].get_or_init(|| raw))
     }
 
-    fn decompress(&self, section: Section, map: &SectionMap, block: usize) -> Result<Box<[u8]>, FormatError> {
+    fn decompress(
+        &self,
+        section: Section,
+        map: &SectionMap,
+        block: usize,
+    ) -> Result<Box<[u8]>, FormatError> {
         let b = self.data.as_ref();
         let start = u64_at(b, map.index_offset + 8 * block) as usize;
         let end = u64_at(b, map.index_offset + 8 * (block + 1)) as usize;
         let total = 2 * self.header.positions;
         let first = block as u64 * u64::from(BLOCK_POSITIONS);
         let values = (total - first).min(u64::from(BLOCK_POSITIONS)) as usize;
-        let expected = if section == Section::Wdl { values } else { 2 * values };
+        let expected = if section == Section::Wdl {
+            values
+        } else {
+            2 * values
+        };
         let corrupt = || FormatError::Block { section, block };
         let frame = b.get(start..end).ok_or_else(corrupt)?;
         let raw = zstd::bulk::decompress(frame, expected).map_err(|_| corrupt())?;
@@ -556,13 +574,20 @@ fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
     let bad = |s: String| FormatError::Header(s);
     let rule = Rule::from_code(b[10]).ok_or_else(|| bad(format!("unknown rule code {}", b[10])))?;
     if b[11] != INDEX_SCHEME {
-        return Err(bad(format!("index scheme {}, expected {INDEX_SCHEME}", b[11])));
+        return Err(bad(format!(
+            "index scheme {}, expected {INDEX_SCHEME}",
+            b[11]
+        )));
     }
     if u32_at(b, 12) != BLOCK_POSITIONS {
-        return Err(bad(format!("{} positions per block, expected {BLOCK_POSITIONS}", u32_at(b, 12))));
+        return Err(bad(format!(
+            "{} positions per block, expected {BLOCK_POSITIONS}",
+            u32_at(b, 12)
+        )));
     }
     let name_end = b[16..32].iter().position(|&c| c == 0).unwrap_or(16);
-    let name = std::str::from_utf8(&b[16..16 + name_end]).map_err(|_| bad("material is not ASCII".into()))?;
+    let name = std::str::from_utf8(&b[16..16 + name_end])
+        .map_err(|_| bad("material is not ASCII".into()))?;
     let material: Material = name.parse().map_err(|e| bad(format!("{e}")))?;
     if material.to_string() != name {
         return Err(bad(format!("material '{name}' is not normalised")));
@@ -593,12 +618,20 @@ fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
     })
 }
 
-fn section_map(b: &[u8], section: Section, at: usize, blocks: usize, start: usize) -> Result<SectionMap, FormatError> {
+fn section_map(
+    b: &[u8],
+    section: Section,
+    at: usize,
+    blocks: usize,
+    start: usize,
+) -> Result<SectionMap, FormatError> {
     let layout_error = |reason: String| FormatError::Layout { section, reason };
     let index_offset = u64_at(b, at) as usize;
     let recorded_blocks = u32_at(b, at + 8) as usize;
     if recorded_blocks != blocks {
-        return Err(layout_error(format!("{recorded_blocks} blocks, expected {blocks}")));
+        return Err(layout_error(format!(
+            "{recorded_blocks} blocks, expected {blocks}"
+        )));
     }
     index_offset
         .checked_add(8 * (blocks + 1))
@@ -608,7 +641,9 @@ fn section_map(b: &[u8], section: Section, at: usize, blocks: usize, start: usiz
     for i in 0..=blocks {
         let o = u64_at(b, index_offset + 8 * i);
         if o < previous || o > index_offset as u64 {
-            return Err(layout_error(format!("block {i} offset {o} is out of order")));
+            return Err(layout_error(format!(
+                "block {i} offset {o} is out of order"
+            )));
         }
         previous = o;
     }

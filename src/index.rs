@@ -141,7 +141,11 @@ impl Layout {
             .copied()
             .filter(|p| p.role != Role::King && p.role != Role::Pawn)
             .collect();
-        let pawns: Vec<Piece> = all.iter().copied().filter(|p| p.role == Role::Pawn).collect();
+        let pawns: Vec<Piece> = all
+            .iter()
+            .copied()
+            .filter(|p| p.role == Role::Pawn)
+            .collect();
         let white_pawns = pawns.iter().filter(|p| p.color == Color::White).count();
         let mut pieces = kings.to_vec();
         pieces.extend(&free);
@@ -193,7 +197,11 @@ impl Layout {
             return;
         }
         let same_colour_before = slot != 0 && slot != self.white_pawns;
-        let start = if same_colour_before { current[slot - 1] + 1 } else { 8 };
+        let start = if same_colour_before {
+            current[slot - 1] + 1
+        } else {
+            8
+        };
         for sq in start..56 {
             if current[..slot].contains(&sq) {
                 continue;
@@ -231,7 +239,13 @@ impl Layout {
         pawns[..self.pawns]
             .iter()
             .enumerate()
-            .map(|(i, &sq)| if i < self.white_pawns { sq >> 3 } else { 7 - (sq >> 3) })
+            .map(|(i, &sq)| {
+                if i < self.white_pawns {
+                    sq >> 3
+                } else {
+                    7 - (sq >> 3)
+                }
+            })
             .sum()
     }
 
@@ -373,7 +387,10 @@ impl Layout {
     pub fn locate(&self, board: &Board, turn: Color) -> Option<(Color, TableIndex)> {
         let (placement, turn) = match self.placement(board) {
             Some(p) => (p, turn),
-            None => (self.placement(&board.clone().into_mirrored())?, turn.other()),
+            None => (
+                self.placement(&board.clone().into_mirrored())?,
+                turn.other(),
+            ),
         };
         Some((turn, self.encode(&placement)?))
     }
@@ -381,7 +398,10 @@ impl Layout {
     /// The index of a placement and, when its canonical frame is not unique
     /// (a pawnless placement whose kings both end up on the a1-h8
     /// diagonal), the index of the other stored orientation too.
-    pub fn encode_with_twin(&self, placement: &Placement) -> Option<(TableIndex, Option<TableIndex>)> {
+    pub fn encode_with_twin(
+        &self,
+        placement: &Placement,
+    ) -> Option<(TableIndex, Option<TableIndex>)> {
         let index = self.encode(placement)?;
         if self.pawns > 0 {
             return Some((index, None));
@@ -474,7 +494,9 @@ mod tests {
     #[test]
     fn every_symmetry_maps_to_the_same_index() {
         let l = layout("KRvKN");
-        let p = Placement { squares: [12, 50, 33, 7, 0] };
+        let p = Placement {
+            squares: [12, 50, 33, 7, 0],
+        };
         let i = l.encode(&p).expect("legal kings");
         for xor in [0, 7, 56, 63] {
             for diagonal in [false, true] {
@@ -490,10 +512,16 @@ mod tests {
 
     fn check_round_trip(name: &str, seed: &[u8]) {
         let l = layout(name);
-        let mut p = Placement { squares: [0; MAX_PIECES] };
+        let mut p = Placement {
+            squares: [0; MAX_PIECES],
+        };
         for (slot, piece) in l.pieces().iter().enumerate() {
             let raw = seed[slot] % 64;
-            p.squares[slot] = if piece.role == Role::Pawn { 8 + raw % 48 } else { raw };
+            p.squares[slot] = if piece.role == Role::Pawn {
+                8 + raw % 48
+            } else {
+                raw
+            };
         }
         let Some(i) = l.encode(&p) else {
             return;

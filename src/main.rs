@@ -10,11 +10,13 @@ use std::{
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 use dtz50::{
+    adjudicate::{AdjudicateOptions, FivefoldRule, adjudicate_pgn, render_text},
     format::{EXTENSION, TableFile},
     generate::{Event, GenerateOptions, Summary, generate},
     material::{MAX_PIECES, Material},
     probe::{Tablebase, open_file},
     solve::{Progress, SideStats},
+    table::StoredValues,
     value::{Outcome, Rule, Verdict},
 };
 use indicatif::{ProgressBar, ProgressStyle};
@@ -138,7 +140,10 @@ fn main() -> ExitCode {
 }
 
 fn one_line(e: &anyhow::Error) -> String {
-    e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ")
+    e.chain()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -249,7 +254,10 @@ impl Reporter {
                 }
             }
             Event::Skipped(material, path) => {
-                self.println(&format!("{material}: already built ({}), skipped", path.display()));
+                self.println(&format!(
+                    "{material}: already built ({}), skipped",
+                    path.display()
+                ));
                 self.advance();
             }
             Event::Solving(material, progress) => {
@@ -325,7 +333,10 @@ fn summary_line(s: &Summary) -> String {
 }
 
 fn parse_fen(text: &str) -> Result<Chess> {
-    let fen: Fen = text.trim().parse().map_err(|e| anyhow!("bad FEN '{}': {e}", text.trim()))?;
+    let fen: Fen = text
+        .trim()
+        .parse()
+        .map_err(|e| anyhow!("bad FEN '{}': {e}", text.trim()))?;
     fen.into_position(CastlingMode::Standard)
         .map_err(|e| anyhow!("illegal position '{}': {e}", text.trim()))
 }
@@ -354,7 +365,11 @@ fn run_probe(
             Err(e) => {
                 failed = true;
                 if json {
-                    writeln!(out, "{}", json!({ "fen": fen.trim(), "error": one_line(&e) }))?;
+                    writeln!(
+                        out,
+                        "{}",
+                        json!({ "fen": fen.trim(), "error": one_line(&e) })
+                    )?;
                 } else {
                     out.flush()?;
                     eprintln!("error: {}", one_line(&e));
@@ -379,12 +394,19 @@ fn run_probe(
         }
     }
     out.flush()?;
-    Ok(if failed { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn open_tables(dir: &Path, rule: Rule) -> Result<Tablebase> {
     if !dir.is_dir() {
-        bail!("table directory {} does not exist (run dtz50 generate first)", dir.display());
+        bail!(
+            "table directory {} does not exist (run dtz50 generate first)",
+            dir.display()
+        );
     }
     Ok(Tablebase::open(dir, rule)?)
 }
@@ -438,7 +460,10 @@ impl ProbeReport {
 
     fn text(&self, rule: Rule) -> String {
         let v = &self.verdict;
-        let best = self.best.as_deref().map_or(String::new(), |m| format!("; best move {m}"));
+        let best = self
+            .best
+            .as_deref()
+            .map_or(String::new(), |m| format!("; best move {m}"));
         format!(
             "{}: {}, DTZ {}; {}{best}",
             self.material,
@@ -460,7 +485,9 @@ fn clock_sentence(v: &Verdict, rule: Rule) -> String {
     match (v.outcome, v.dtz.0) {
         (_, 0) => "draw".to_owned(),
         (Outcome::Win, _) => format!("win: {plies} plies to a zeroing move or mate, {left_text}"),
-        (Outcome::Loss, _) => format!("loss: {plies} plies to the opponent's zeroing move or mate, {left_text}"),
+        (Outcome::Loss, _) => {
+            format!("loss: {plies} plies to the opponent's zeroing move or mate, {left_text}")
+        }
         (_, d) if d > 0 => format!("draw by the clock: the win needs {plies} plies, {left_text}"),
         _ => format!("draw by the clock: the loss takes {plies} plies, {left_text}"),
     }
@@ -529,7 +556,9 @@ fn table_files(path: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn run_info(path: &Path) -> Result<ExitCode> {
-    println!("table\trule\tpositions/side\tbytes\twtm W/CW/D/BL/L\tbtm W/CW/D/BL/L\tlongest\tlongest at");
+    println!(
+        "table\trule\tpositions/side\tbytes\twtm W/CW/D/BL/L\tbtm W/CW/D/BL/L\tlongest\tlongest at"
+    );
     for file in table_files(path)? {
         let table = open_file(&file)?;
         println!("{}", info_line(&table));
@@ -573,11 +602,10 @@ fn info_line(table: &TableFile<Mmap>) -> String {
 fn run_verify(path: &Path) -> Result<ExitCode> {
     let mut failures = 0;
     for file in table_files(path)? {
-        let result = open_file(&file)
-            .map_err(anyhow::Error::from)
-            .and_then(|t| {
-                t.verify().map_err(|source| anyhow!("corrupt table {}: {source}", file.display()))
-            });
+        let result = open_file(&file).map_err(anyhow::Error::from).and_then(|t| {
+            t.verify()
+                .map_err(|source| anyhow!("corrupt table {}: {source}", file.display()))
+        });
         match result {
             Ok(()) => println!("{}: ok", file.display()),
             Err(e) => {
@@ -593,7 +621,49 @@ fn run_verify(path: &Path) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn run_adjudicate(pgn: &Path, dir: &Path, rule: Rule, json: bool, fivefold_2014: bool) -> Result<ExitCode> {
-    let _ = (pgn, dir, rule, json, fivefold_2014);
-    bail!("adjudicate is not wired yet")
+fn run_adjudicate(
+    pgn: &Path,
+    dir: &Path,
+    rule: Rule,
+    json: bool,
+    fivefold_2014: bool,
+) -> Result<ExitCode> {
+    let file =
+        std::fs::File::open(pgn).with_context(|| format!("cannot read {}", pgn.display()))?;
+    let tables = if dir.is_dir() {
+        Some(Tablebase::open(dir, rule)?)
+    } else {
+        None
+    };
+    let options = AdjudicateOptions {
+        fivefold: if fivefold_2014 {
+            FivefoldRule::Consecutive2014
+        } else {
+            FivefoldRule::Current
+        },
+    };
+    let store = tables.as_ref().map(|t| t as &dyn StoredValues);
+    let mut failed = false;
+    for game in adjudicate_pgn(io::BufReader::new(file), store, &options) {
+        match game {
+            Ok(report) if json => println!("{}", serde_json::to_string(&report)?),
+            Ok(report) => println!("{}", render_text(&report)),
+            Err(e) => {
+                failed = true;
+                if json {
+                    println!(
+                        "{}",
+                        json!({ "game": e.game().number, "error": e.to_string() })
+                    );
+                } else {
+                    eprintln!("error: {e}");
+                }
+            }
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

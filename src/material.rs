@@ -136,14 +136,22 @@ impl Material {
             let victim_side = mover.other();
             let mut captures = vec![*self];
             for role in ROLE_ORDER.into_iter().filter(|&r| r != Role::King) {
-                if self.count(Piece { color: victim_side, role }) > 0 {
+                if self.count(Piece {
+                    color: victim_side,
+                    role,
+                }) > 0
+                {
                     let mut m = *self;
                     *m.by_color.get_mut(victim_side).get_mut(role) -= 1;
                     out.insert(m.normalized());
                     captures.push(m);
                 }
             }
-            if self.count(Piece { color: mover, role: Role::Pawn }) > 0 {
+            if self.count(Piece {
+                color: mover,
+                role: Role::Pawn,
+            }) > 0
+            {
                 for base in captures {
                     for promoted in [Role::Queen, Role::Rook, Role::Bishop, Role::Knight] {
                         let mut m = base;
@@ -161,7 +169,13 @@ impl Material {
     /// Every normalised table of 3 to `n` pieces, dependencies first.
     pub fn all_up_to(n: usize) -> Vec<Material> {
         let mut all = BTreeSet::new();
-        let non_king = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight, Role::Pawn];
+        let non_king = [
+            Role::Queen,
+            Role::Rook,
+            Role::Bishop,
+            Role::Knight,
+            Role::Pawn,
+        ];
         let mut frontier = vec![Material::kings_only()];
         while let Some(m) = frontier.pop() {
             if m.total() >= n.min(MAX_PIECES) {
@@ -335,8 +349,13 @@ mod tests {
             ["KNvK", "KBvK", "KRvK", "KQvK"]
         );
         let krpvkr = names(m("KRPvKR").subtables());
-        for expected in ["KRvKR", "KRPvK", "KRvKP", "KQRvK", "KQRvKR", "KRRvKR", "KRBvKR", "KRNvKR"] {
-            assert!(krpvkr.contains(&expected.to_string()), "{expected} in {krpvkr:?}");
+        for expected in [
+            "KRvKR", "KRPvK", "KRvKP", "KQRvK", "KQRvKR", "KRRvKR", "KRBvKR", "KRNvKR",
+        ] {
+            assert!(
+                krpvkr.contains(&expected.to_string()),
+                "{expected} in {krpvkr:?}"
+            );
         }
     }
 
@@ -348,7 +367,10 @@ mod tests {
         let order = Material::all_up_to(5);
         for (i, t) in order.iter().enumerate() {
             for sub in t.subtables() {
-                let j = order.iter().position(|x| *x == sub).expect("sub-table listed");
+                let j = order
+                    .iter()
+                    .position(|x| *x == sub)
+                    .expect("sub-table listed");
                 assert!(j < i, "{sub} must come before {t}");
             }
         }

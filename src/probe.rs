@@ -189,7 +189,9 @@ impl Tablebase {
         }
         if pos.en_passant_moves().is_empty() {
             let (table, turn, index) = self.place(pos.board(), pos.turn())?;
-            return table.wdl(turn, index).map_err(|source| self.corrupt(&table, source));
+            return table
+                .wdl(turn, index)
+                .map_err(|source| self.corrupt(&table, source));
         }
         Ok(Wdl::from_dtz(self.probe_dtz(pos)?, self.rule))
     }
@@ -200,6 +202,11 @@ impl Tablebase {
     /// See [`ProbeError`].
     pub fn probe_dtz(&self, pos: &Chess) -> Result<Dtz, ProbeError> {
         check_probeable(pos)?;
+        if pos.board().occupied().count() > 2 {
+            // Open the position's own table first, so that its errors
+            // (missing, corrupt, other rule) come back with all their facts.
+            self.place(pos.board(), pos.turn())?;
+        }
         resolve_dtz(self, pos).map_err(|e| self.lookup_error(e))
     }
 
@@ -257,7 +264,11 @@ impl Tablebase {
         Ok(ranked)
     }
 
-    fn place(&self, board: &Board, turn: Color) -> Result<(OpenTable, Color, crate::index::TableIndex), ProbeError> {
+    fn place(
+        &self,
+        board: &Board,
+        turn: Color,
+    ) -> Result<(OpenTable, Color, crate::index::TableIndex), ProbeError> {
         let material = Material::from_board(board).normalized();
         let table = self.table(&material)?;
         let (turn, index) = table

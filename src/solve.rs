@@ -453,7 +453,8 @@ impl Solver<'_> {
                 continue;
             }
             let from = placement.squares[slot];
-            let targets = attacks::attacks(Square::new(u32::from(from)), piece, occupied) & !occupied;
+            let targets =
+                attacks::attacks(Square::new(u32::from(from)), piece, occupied) & !occupied;
             match self.layout.stride(slot) {
                 Some(stride) => {
                     for to in targets {
@@ -563,7 +564,11 @@ impl SideStats {
             *a += b;
         }
         let longest_at = match (self.longest_at, other.longest_at) {
-            (Some(a), Some(b)) => Some(if other.longest() > self.longest() { b } else { a }),
+            (Some(a), Some(b)) => Some(if other.longest() > self.longest() {
+                b
+            } else {
+                a
+            }),
             (a, b) => a.or(b),
         };
         self.longest_win = self.longest_win.max(other.longest_win);

@@ -121,7 +121,10 @@ pub(crate) fn zeroing_score<S: StoredValues + ?Sized>(
     store: &S,
     after: &Chess,
 ) -> Result<Dtz, LookupError> {
-    Ok(Dtz::of_zeroing_move(resolve_wdl(store, after)?, store.rule()))
+    Ok(Dtz::of_zeroing_move(
+        resolve_wdl(store, after)?,
+        store.rule(),
+    ))
 }
 
 /// A solved table held in memory: one cell per position and side to move.
@@ -135,7 +138,11 @@ pub struct Table {
 impl Table {
     /// Wrap solved cells.
     pub(crate) fn new(layout: Layout, rule: Rule, cells: ByColor<WorkArray>) -> Table {
-        Table { layout, rule, cells }
+        Table {
+            layout,
+            rule,
+            cells,
+        }
     }
 
     /// The index scheme.

@@ -194,7 +194,11 @@ impl Dtz {
     /// The side to move's choice between two move scores: the smallest
     /// positive, else zero, else the most negative.
     pub fn prefer(self, other: Dtz) -> Dtz {
-        if other.preference() < self.preference() { other } else { self }
+        if other.preference() < self.preference() {
+            other
+        } else {
+            self
+        }
     }
 
     /// Sort key of move scores, best first: the smallest positive, then
@@ -288,7 +292,8 @@ impl Verdict {
 
     /// Plies left on the clock before the rule applies (`None` without a rule).
     pub fn plies_left(&self, rule: Rule) -> Option<i64> {
-        rule.limit().map(|l| i64::from(l) - i64::from(self.halfmove))
+        rule.limit()
+            .map(|l| i64::from(l) - i64::from(self.halfmove))
     }
 }
 
@@ -388,7 +393,10 @@ mod tests {
         assert_eq!(Dtz::of_zeroing_move(Wdl::BlessedLoss, r), Dtz(101));
         assert_eq!(Dtz::of_zeroing_move(Wdl::CursedWin, r), Dtz(-101));
         assert_eq!(Dtz::of_zeroing_move(Wdl::Win, r), Dtz(-1));
-        assert_eq!(Dtz::of_zeroing_move(Wdl::BlessedLoss, Rule::SeventyFive), Dtz(151));
+        assert_eq!(
+            Dtz::of_zeroing_move(Wdl::BlessedLoss, Rule::SeventyFive),
+            Dtz(151)
+        );
         assert_eq!(Dtz::of_quiet_move(Dtz(-7)), Dtz(8));
         assert_eq!(Dtz::of_quiet_move(Dtz(7)), Dtz(-8));
         assert_eq!(Dtz::of_quiet_move(Dtz(0)), Dtz(0));
@@ -407,8 +415,14 @@ mod tests {
         assert_eq!(Verdict::new(Dtz(-23), r, 78, false).outcome, Outcome::Draw);
         assert_eq!(Verdict::new(Dtz(-1), r, 100, true).outcome, Outcome::Loss);
         assert_eq!(Verdict::new(Dtz(-1), r, 100, false).outcome, Outcome::Draw);
-        assert_eq!(Verdict::new(Dtz(120), Rule::SeventyFive, 30, false).outcome, Outcome::Win);
-        assert_eq!(Verdict::new(Dtz(120), Rule::None, 3000, false).outcome, Outcome::Win);
+        assert_eq!(
+            Verdict::new(Dtz(120), Rule::SeventyFive, 30, false).outcome,
+            Outcome::Win
+        );
+        assert_eq!(
+            Verdict::new(Dtz(120), Rule::None, 3000, false).outcome,
+            Outcome::Win
+        );
     }
 
     #[test]

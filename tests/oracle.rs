@@ -1,6 +1,10 @@
 //! Every legal position of every 3-4 piece table, both sides to move,
 //! compared with Syzygy: WDL50 equal, DTZ equal (exact where Syzygy is
 //! precise; where it rounds, ours is n or one ply further from zero).
+//!
+//! The tables are generated as files into a temporary directory and read
+//! back through memory maps, exactly as users probe them; their SHA-256
+//! must match `tables/CHECKSUMS`.
 
 mod common;
 
@@ -9,12 +13,13 @@ use std::time::Instant;
 use dtz50::{
     index::TableIndex,
     material::Material,
-    table::{Table, TableSet, resolve_dtz},
-    value::{Cell, Rule, Wdl},
+    probe::Tablebase,
+    value::{Rule, Wdl},
 };
 use rayon::prelude::*;
+use sha2::{Digest, Sha256};
 use shakmaty::{Chess, Color, Position, Setup, Square};
-use shakmaty_syzygy::{MaybeRounded, Tablebase};
+use shakmaty_syzygy::{MaybeRounded, Tablebase as SyzygyTablebase};
 
 #[derive(Default, Debug)]
 struct Tally {
@@ -44,9 +49,10 @@ fn wdl_of(w: shakmaty_syzygy::Wdl) -> Wdl {
 }
 
 /// Compare one position; returns whether it matched.
-fn compare(set: &TableSet, tb: &Tablebase<Chess>, pos: &Chess) -> bool {
-    let ours = resolve_dtz(set, pos).expect("our value");
-    let wdl = Wdl::from_dtz(ours, Rule::Fifty);
+fn compare(ours_tb: &Tablebase, tb: &SyzygyTablebase<Chess>, pos: &Chess) -> bool {
+    let ours = ours_tb.probe_dtz(pos).expect("our dtz");
+    let wdl = ours_tb.probe_wdl(pos).expect("our wdl");
+    let wdl_consistent = Wdl::from_dtz(ours, Rule::Fifty) == wdl;
     let theirs_wdl = wdl_of(tb.probe_wdl_after_zeroing(pos).expect("syzygy wdl"));
     let theirs = tb.probe_dtz(pos).expect("syzygy dtz");
     let dtz_ok = match theirs {
@@ -57,7 +63,7 @@ fn compare(set: &TableSet, tb: &Tablebase<Chess>, pos: &Chess) -> bool {
             o == d || o == d + d.signum()
         }
     };
-    let ok = wdl == theirs_wdl && dtz_ok;
+    let ok = wdl_consistent && wdl == theirs_wdl && dtz_ok;
     if !ok {
         eprintln!(
             "mismatch {}: ours dtz {} wdl {:?}, syzygy dtz {:?} wdl {:?}",
@@ -105,45 +111,80 @@ fn with_en_passant(pos: &Chess) -> Vec<Chess> {
     out
 }
 
-fn compare_table(set: &TableSet, tb: &Tablebase<Chess>, material: Material, stride: u64) -> Tally {
-    let table = set.get(&material).expect("solved");
-    let layout = table.layout();
-    let indices: Vec<u64> = (0..layout.size()).step_by(stride as usize).collect();
+fn compare_table(
+    ours: &Tablebase,
+    tb: &SyzygyTablebase<Chess>,
+    material: Material,
+    stride: u64,
+) -> Tally {
+    let size = ours.table(&material).expect("generated").layout().size();
+    let indices: Vec<u64> = (0..size).step_by(stride as usize).collect();
     indices
         .par_chunks(4096)
-        .map(|chunk| compare_indices(set, tb, table, chunk))
+        .map(|chunk| compare_indices(ours, tb, material, chunk))
         .reduce(Tally::default, Tally::merge)
 }
 
-fn compare_indices(set: &TableSet, tb: &Tablebase<Chess>, table: &Table, indices: &[u64]) -> Tally {
+fn compare_indices(
+    ours: &Tablebase,
+    tb: &SyzygyTablebase<Chess>,
+    material: Material,
+    indices: &[u64],
+) -> Tally {
+    let table = ours.table(&material).expect("generated");
     let layout = table.layout();
     let mut tally = Tally::default();
     for &index in indices {
         let placement = layout.decode(TableIndex(index));
+        if layout.overlaps(&placement) {
+            continue;
+        }
         for turn in Color::ALL {
-            if table.cell(turn, TableIndex(index)) == Cell::ILLEGAL {
-                continue;
-            }
             let setup = Setup {
                 board: layout.board(&placement),
                 turn,
                 ..Setup::empty()
             };
-            let pos = common::position(setup).expect("legal cell is a position");
+            // Positions whose side not to move is in check are not legal.
+            let Some(pos) = common::position(setup) else {
+                continue;
+            };
             tally.compared += 1;
-            if !compare(set, tb, &pos) {
+            if !compare(ours, tb, &pos) {
                 tally.mismatches += 1;
             }
             for ep in with_en_passant(&pos) {
                 tally.en_passant += 1;
                 tally.compared += 1;
-                if !compare(set, tb, &ep) {
+                if !compare(ours, tb, &ep) {
                     tally.mismatches += 1;
                 }
             }
         }
     }
     tally
+}
+
+/// SHA-256 of every generated file must equal the line in tables/CHECKSUMS.
+fn check_checksums(dir: &std::path::Path, tables: &[Material]) {
+    let listed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tables/CHECKSUMS"))
+        .expect("tables/CHECKSUMS is committed");
+    for material in tables {
+        let name = format!("{material}.dtz50");
+        let bytes = std::fs::read(dir.join(&name)).expect("generated file");
+        let got: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let expected = listed
+            .lines()
+            .find_map(|l| l.strip_suffix(&format!("  {name}")))
+            .unwrap_or_else(|| panic!("{name} missing from tables/CHECKSUMS"));
+        assert_eq!(
+            got, expected,
+            "{name}: regenerated file differs from tables/CHECKSUMS"
+        );
+    }
 }
 
 fn run(stride: u64) {
@@ -153,12 +194,14 @@ fn run(stride: u64) {
     let tb = common::syzygy(&[dir]);
     let tables = Material::all_up_to(4);
     let started = Instant::now();
-    let set = common::solve_set(&tables, Rule::Fifty);
+    let out = tempfile::tempdir().expect("temp dir");
+    let ours = common::generate_files(out.path(), &tables, Rule::Fifty);
     let solved = started.elapsed();
-    eprintln!("solved {} tables in {:.1?}", tables.len(), started.elapsed());
+    check_checksums(out.path(), &tables);
+    eprintln!("generated {} tables in {solved:.1?}", tables.len());
     let mut total = Tally::default();
     for material in tables {
-        let t = compare_table(&set, &tb, material, stride);
+        let t = compare_table(&ours, &tb, material, stride);
         eprintln!("{material}: {t:?}");
         total = total.merge(t);
     }
@@ -167,7 +210,10 @@ fn run(stride: u64) {
         started.elapsed() - solved
     );
     assert!(total.compared > 0);
-    assert!(total.en_passant > 0, "en-passant positions must be compared");
+    assert!(
+        total.en_passant > 0,
+        "en-passant positions must be compared"
+    );
     assert_eq!(total.mismatches, 0);
 }
 

@@ -1,0 +1,291 @@
+//! The real `dtz50` binary: every subcommand, and one-line errors with exit
+//! code 2 for every kind of bad input.
+
+use std::{path::Path, sync::OnceLock};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+fn dtz50() -> Command {
+    Command::cargo_bin("dtz50").expect("binary built")
+}
+
+/// KQvK and KPvK (with sub-tables), generated once by the binary.
+fn tables() -> &'static TempDir {
+    static DIR: OnceLock<TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dtz50()
+            .args(["generate", "kvkq", "KPvK", "--out"])
+            .arg(dir.path())
+            .output()
+            .expect("runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        dir
+    })
+}
+
+fn run(args: &[&str], dir: &Path) -> (i32, String, String) {
+    let out = dtz50()
+        .args(args)
+        .arg("--tables")
+        .arg(dir)
+        .output()
+        .expect("runs");
+    (
+        out.status.code().expect("exit code"),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Exit code 2 and exactly one line on stderr, equal to `expected`.
+fn assert_error(args: &[&str], expected: &str) {
+    let (code, _, stderr) = run(args, tables().path());
+    assert_eq!(code, 2, "{args:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end(), expected, "{args:?}");
+}
+
+#[test]
+fn generate_prints_a_summary_per_table_and_skips_finished_ones() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let first = dtz50()
+        .args(["generate", "KRvK", "--out"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(first.status.success());
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert!(
+        stdout.starts_with("KRvK: 29568 positions/side; wtm W 22400 CW 0 D 0 BL 0 L 0;"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("longest DTZ 32 plies"), "{stdout}");
+    let again = dtz50()
+        .args(["generate", "KRvK", "--out"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).contains("KRvK: already built"));
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".dtz50"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn probe_answers_in_words_and_in_json() {
+    let dir = tables().path();
+    let (code, stdout, _) = run(&["probe", "8/8/8/8/8/2k5/8/KQ6 w - - 90 1"], dir);
+    assert_eq!(code, 0);
+    assert_eq!(
+        stdout.trim_end(),
+        "KQvK: win, DTZ 11; draw by the clock: the win needs 11 plies, 10 left on the clock; best move Qe4"
+    );
+    let (code, stdout, _) = run(
+        &[
+            "probe",
+            "--json",
+            "--halfmove",
+            "89",
+            "8/8/8/8/8/2k5/8/KQ6 w - - 0 1",
+        ],
+        dir,
+    );
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("json");
+    assert_eq!(v["wdl"], 2);
+    assert_eq!(v["dtz"], 11);
+    assert_eq!(v["halfmove"], 89);
+    assert_eq!(v["outcome"], "win");
+    assert_eq!(v["margin"], 0);
+    assert_eq!(v["best_move"], "Qe4");
+}
+
+#[test]
+fn batch_reads_stdin_and_reports_errors_per_line() {
+    let input = "8/8/8/8/8/2k5/8/KQ6 w - - 0 1\nnot a fen\n8/8/8/8/8/8/P7/K6k b - - 0 1\n";
+    let out = dtz50()
+        .args(["probe", "--batch", "--tables"])
+        .arg(tables().path())
+        .write_stdin(input)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an error line makes the exit code 2"
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["dtz"], 11);
+    assert_eq!(lines[1]["fen"], "not a fen");
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .expect("error")
+            .starts_with("bad FEN 'not a fen'")
+    );
+    assert_eq!(lines[2]["dtz"], -2);
+    assert_eq!(lines[2]["outcome"], "loss");
+}
+
+#[test]
+fn line_plays_to_mate() {
+    let (code, stdout, _) = run(&["line", "8/8/8/8/8/2k5/8/KQ6 w - - 0 1"], tables().path());
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "win: 11 plies to a zeroing move or mate, 100 left on the clock"
+    );
+    assert_eq!(lines[1], "1. Qe4 (clock 1)");
+    assert!(lines[lines.len() - 2].ends_with("# (clock 11)"), "{stdout}");
+    assert_eq!(lines[lines.len() - 1], "checkmate");
+}
+
+#[test]
+fn info_and_verify_read_the_files() {
+    let dir = tables().path();
+    let out = dtz50().arg("info").arg(dir).output().expect("runs");
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let kqvk = stdout
+        .lines()
+        .find(|l| l.starts_with("KQvK\t"))
+        .expect("KQvK line");
+    assert!(kqvk.starts_with("KQvK\t50\t29568\t"), "{kqvk}");
+    assert!(kqvk.contains("\t20\t"), "longest DTZ 20: {kqvk}");
+    let out = dtz50().arg("verify").arg(dir).output().expect("runs");
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("KPvK.dtz50: ok"));
+}
+
+#[test]
+fn verify_fails_on_a_corrupt_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut bytes = std::fs::read(tables().path().join("KQvK.dtz50")).expect("file");
+    bytes[200] ^= 1;
+    std::fs::write(dir.path().join("KQvK.dtz50"), bytes).expect("write");
+    let out = dtz50()
+        .arg("verify")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("FAILED: corrupt table"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("wdl checksum mismatch"));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_code_2() {
+    let dir = tables().path().display().to_string();
+    assert_error(
+        &["probe", "8/8/8/zz"],
+        "error: bad FEN '8/8/8/zz': invalid board part in fen",
+    );
+    assert_error(
+        &["probe", "8/8/8/8/8/2k5/8/KQ6 x - - 0 1"],
+        "error: bad FEN '8/8/8/8/8/2k5/8/KQ6 x - - 0 1': invalid turn part in fen",
+    );
+    assert_error(
+        &["probe", "8/8/8/8/8/1k6/8/KQ6 w - - 0 1"],
+        "error: illegal position '8/8/8/8/8/1k6/8/KQ6 w - - 0 1': illegal position: opposite check",
+    );
+    assert_error(
+        &["probe", "r3k3/8/8/8/8/8/8/4K3 b q - 0 1"],
+        "error: castling rights are not supported by tablebases",
+    );
+    assert_error(
+        &["probe", "7k/8/8/8/8/8/8/KQRBN3 w - - 0 1"],
+        "error: too many pieces: 6, tables have at most 5",
+    );
+    assert_error(
+        &["probe", "8/8/8/8/8/2k5/8/KBN5 w - - 0 1"],
+        &format!("error: missing table KBNvK in {dir}"),
+    );
+    let (code, _, stderr) = run(&["generate", "KXvK"], tables().path());
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unknown argument") || stderr.contains("unexpected argument"),
+        "{stderr}"
+    );
+    let out = dtz50()
+        .args(["generate", "KXvK", "--out"])
+        .arg(tables().path())
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: bad material 'KXvK': unknown piece letter 'x'"
+    );
+    let out = dtz50()
+        .args(["generate", "KQRBvKR"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: bad material 'KQRBvKR': 6 pieces, at most 5 are supported"
+    );
+    let out = dtz50()
+        .args(["probe", "--frobnicate"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let out = dtz50()
+        .args([
+            "probe",
+            "--tables",
+            "/nonexistent/dir",
+            "8/8/8/8/8/2k5/8/KQ6 w - - 0 1",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: table directory /nonexistent/dir does not exist (run dtz50 generate first)"
+    );
+}
+
+#[test]
+fn a_corrupt_table_in_a_probe_names_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bytes = std::fs::read(tables().path().join("KQvK.dtz50")).expect("file");
+    std::fs::write(dir.path().join("KQvK.dtz50"), &bytes[..bytes.len() / 2]).expect("write");
+    let (code, _, stderr) = run(&["probe", "8/8/8/8/8/2k5/8/KQ6 w - - 0 1"], dir.path());
+    assert_eq!(code, 2);
+    assert_eq!(stderr.lines().count(), 1);
+    assert!(
+        stderr.contains("corrupt table") && stderr.contains("KQvK.dtz50"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn an_unwritable_output_directory_is_one_line() {
+    let out = dtz50()
+        .args(["generate", "KQvK", "--out", "/proc/dtz50-cannot-write"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("error: cannot write to /proc/dtz50-cannot-write"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,318 @@
+//! Table files: round trips, corruption, the probe facade, the clock.
+
+mod common;
+
+use std::{path::PathBuf, sync::OnceLock};
+
+use dtz50::{
+    format::{FormatError, HEADER_LEN, Section, TRAILER_LEN, TableFile},
+    index::TableIndex,
+    material::Material,
+    probe::{ProbeError, Tablebase},
+    solve::stats,
+    value::{Dtz, Outcome, Rule, Wdl},
+};
+use shakmaty::{Chess, Color, Position, Setup};
+use tempfile::TempDir;
+
+/// KQvK, KRvK and KPvK (with sub-tables) generated once, for every rule.
+fn tables(rule: Rule) -> &'static (TempDir, Tablebase) {
+    static FIFTY: OnceLock<(TempDir, Tablebase)> = OnceLock::new();
+    static SEVENTY_FIVE: OnceLock<(TempDir, Tablebase)> = OnceLock::new();
+    let cell = match rule {
+        Rule::SeventyFive => &SEVENTY_FIVE,
+        _ => &FIFTY,
+    };
+    cell.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let targets: Vec<Material> = ["KQvK", "KRvK", "KPvK"]
+            .iter()
+            .map(|s| s.parse().expect("material"))
+            .collect();
+        let tb = common::generate_files(dir.path(), &targets, rule);
+        (dir, tb)
+    })
+}
+
+fn file_path(rule: Rule, name: &str) -> PathBuf {
+    tables(rule).0.path().join(format!("{name}.dtz50"))
+}
+
+#[test]
+fn files_hold_exactly_the_solved_values() {
+    let set = common::solve_set(&["KPvK".parse().expect("material")], Rule::Fifty);
+    let material: Material = "KPvK".parse().expect("material");
+    let solved = set.get(&material).expect("solved");
+    let bytes = std::fs::read(file_path(Rule::Fifty, "KPvK")).expect("file");
+    let file = TableFile::new(bytes).expect("valid file");
+    file.verify().expect("verifies");
+    assert_eq!(file.header().material, material);
+    assert_eq!(file.header().rule, Rule::Fifty);
+    assert_eq!(file.header().stats, stats(solved));
+    let mut compared = 0;
+    for turn in Color::ALL {
+        for i in 0..solved.layout().size() {
+            let index = TableIndex(i);
+            if let Some(dtz) = solved.cell(turn, index).value() {
+                assert_eq!(file.dtz(turn, index), Ok(dtz));
+                assert_eq!(file.wdl(turn, index), Ok(Wdl::from_dtz(dtz, Rule::Fifty)));
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100_000);
+}
+
+#[test]
+fn same_input_gives_identical_bytes_whatever_the_thread_count() {
+    let build = |threads: usize| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        pool.install(|| {
+            common::generate_files(dir.path(), &["KRvKP".parse().expect("m")], Rule::Fifty)
+        });
+        std::fs::read(dir.path().join("KRvKP.dtz50")).expect("file")
+    };
+    let one = build(1);
+    assert_eq!(one, build(2));
+    assert_eq!(one, build(3));
+}
+
+fn corrupt_copy(rule: Rule, name: &str, change: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    let mut bytes = std::fs::read(file_path(rule, name)).expect("file");
+    change(&mut bytes);
+    bytes
+}
+
+#[test]
+fn a_flipped_byte_is_found_and_its_section_named() {
+    let original = std::fs::read(file_path(Rule::Fifty, "KRvK")).expect("file");
+    let file = TableFile::new(original.as_slice()).expect("valid");
+    file.verify().expect("intact file verifies");
+    let len = original.len();
+    // A byte in the WDL frames, in the DTZ frames (just before the trailer's
+    // block table of the DTZ section), and in the header statistics.
+    let cases = [
+        (HEADER_LEN + 3, Section::Wdl),
+        (len - TRAILER_LEN - 8 * 3 - 5, Section::Dtz),
+        (60, Section::Header),
+    ];
+    for (at, section) in cases {
+        let bytes = corrupt_copy(Rule::Fifty, "KRvK", |b| b[at] ^= 0x40);
+        let err = TableFile::new(bytes.as_slice())
+            .and_then(|f| f.verify())
+            .expect_err("corruption detected");
+        match &err {
+            FormatError::Checksum { section: s, .. } => assert_eq!(*s, section, "byte {at}: {err}"),
+            other => panic!("byte {at}: expected a {section} checksum error, got {other}"),
+        }
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{section} checksum mismatch"))
+        );
+    }
+}
+
+#[test]
+fn truncated_files_fail_on_open() {
+    let full = std::fs::read(file_path(Rule::Fifty, "KQvK")).expect("file");
+    for keep in [0, 10, HEADER_LEN, full.len() / 2, full.len() - 1] {
+        let err = TableFile::new(&full[..keep]).expect_err("truncation detected");
+        assert!(
+            matches!(
+                err,
+                FormatError::TooShort { .. } | FormatError::Length { .. } | FormatError::BadMagic
+            ),
+            "{keep}: {err}"
+        );
+    }
+    // Through the facade: a truncated file in a directory names the path.
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("KQvK.dtz50"), &full[..full.len() - 100]).expect("write");
+    let tb = Tablebase::open(dir.path(), Rule::Fifty).expect("dir");
+    let err = tb
+        .probe_dtz(&common::fen("8/8/8/8/8/2k5/8/KQ6 w - - 0 1"))
+        .expect_err("corrupt");
+    assert!(matches!(err, ProbeError::Corrupt { .. }));
+    assert!(err.to_string().contains("KQvK.dtz50"), "{err}");
+    assert!(err.to_string().contains("truncated"), "{err}");
+}
+
+#[test]
+fn another_version_or_rule_is_a_clear_error() {
+    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 9);
+    assert_eq!(
+        TableFile::new(bytes.as_slice())
+            .expect_err("version")
+            .to_string(),
+        "format version 9, this dtz50 reads version 1"
+    );
+    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[0] = b'X');
+    assert_eq!(
+        TableFile::new(bytes.as_slice()).expect_err("magic"),
+        FormatError::BadMagic
+    );
+    let tb = Tablebase::open(tables(Rule::SeventyFive).0.path(), Rule::Fifty).expect("dir");
+    let err = tb
+        .probe_wdl(&common::fen("8/8/8/8/8/2k5/8/KQ6 w - - 0 1"))
+        .expect_err("rule");
+    assert!(matches!(
+        err,
+        ProbeError::RuleMismatch {
+            expected: Rule::Fifty,
+            got: Rule::SeventyFive,
+            ..
+        }
+    ));
+    assert!(
+        err.to_string()
+            .ends_with("was built for rule 75, asked for rule 50"),
+        "{err}"
+    );
+}
+
+#[test]
+fn missing_tables_and_unsupported_positions_are_named() {
+    let (dir, tb) = tables(Rule::Fifty);
+    let err = tb
+        .probe_dtz(&common::fen("8/8/8/8/8/2k5/8/KQ5B w - - 0 1"))
+        .expect_err("missing");
+    assert_eq!(
+        err.to_string(),
+        format!("missing table KQBvK in {}", dir.path().display())
+    );
+    let err = tb
+        .probe_dtz(&common::fen("r3k3/8/8/8/8/8/8/4K3 b q - 0 1"))
+        .expect_err("castling");
+    assert_eq!(err, ProbeError::CastlingRights);
+    let err = tb
+        .probe_dtz(&common::fen("7k/8/8/8/8/8/8/KQRBN3 w - - 0 1"))
+        .expect_err("too many");
+    assert_eq!(err, ProbeError::TooManyPieces { count: 6 });
+}
+
+#[test]
+fn the_facade_is_shared_between_threads() {
+    let (_, tb) = tables(Rule::Fifty);
+    let fens = [
+        "8/8/8/8/8/2k5/8/KQ6 w - - 0 1",
+        "8/8/8/8/8/2k5/8/KR6 b - - 0 1",
+        "8/8/8/8/8/8/P7/K6k w - - 0 1",
+    ];
+    let expected: Vec<Dtz> = fens
+        .iter()
+        .map(|f| tb.probe_dtz(&common::fen(f)).expect("probe"))
+        .collect();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..50 {
+                    for (f, e) in fens.iter().zip(&expected) {
+                        assert_eq!(tb.probe_dtz(&common::fen(f)).expect("probe"), *e);
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// A position of `table` with the given DTZ, from the table itself.
+fn position_with_dtz(rule: Rule, name: &str, want: i16) -> Chess {
+    let (_, tb) = tables(rule);
+    let table = tb.table(&name.parse().expect("material")).expect("table");
+    let layout = table.layout();
+    for turn in Color::ALL {
+        for i in 0..layout.size() {
+            let placement = layout.decode(TableIndex(i));
+            if layout.overlaps(&placement) || table.dtz(turn, TableIndex(i)) != Ok(Dtz(want)) {
+                continue;
+            }
+            let setup = Setup {
+                board: layout.board(&placement),
+                turn,
+                ..Setup::empty()
+            };
+            if let Some(pos) = common::position(setup)
+                && !pos.is_checkmate()
+            {
+                return pos;
+            }
+        }
+    }
+    panic!("{name} has no position with DTZ {want}");
+}
+
+#[test]
+fn the_clock_boundary_is_exact_for_wins_and_losses() {
+    let (_, tb) = tables(Rule::Fifty);
+    for (name, dtz) in [("KRvK", 31), ("KQvK", 17), ("KRvK", -30), ("KQvK", -20)] {
+        let pos = position_with_dtz(Rule::Fifty, name, dtz);
+        assert_eq!(tb.probe_dtz(&pos), Ok(Dtz(dtz)));
+        let plies = u32::from(dtz.unsigned_abs());
+        let decisive = if dtz > 0 { Outcome::Win } else { Outcome::Loss };
+        let at = tb.probe_with_clock(&pos, 100 - plies).expect("probe");
+        assert_eq!(at.outcome, decisive, "{name} dtz {dtz} + h == 100");
+        assert_eq!(at.margin, Some(0));
+        let past = tb.probe_with_clock(&pos, 101 - plies).expect("probe");
+        assert_eq!(past.outcome, Outcome::Draw, "{name} dtz {dtz} + h == 101");
+    }
+}
+
+#[test]
+fn mate_on_the_hundredth_ply_wins() {
+    let (_, tb) = tables(Rule::Fifty);
+    // White mates with Qb2# (a quiet move) as the 100th ply.
+    let before = common::fen("8/8/8/8/8/2Q5/k7/2K5 w - - 99 80");
+    let verdict = tb.probe(&before).expect("probe");
+    assert_eq!((verdict.dtz, verdict.outcome), (Dtz(1), Outcome::Win));
+    let best = tb.best_moves(&before).expect("moves");
+    assert_eq!(best[0].dtz, Dtz(1));
+    assert_eq!(best[0].outcome, Outcome::Win);
+    let mut after = before.clone();
+    after.play_unchecked(best[0].mv);
+    assert!(after.is_checkmate());
+    assert_eq!(after.halfmoves(), 100);
+    assert_eq!(tb.probe(&after).expect("probe").outcome, Outcome::Loss);
+}
+
+#[test]
+fn the_seventy_five_move_rule_moves_the_boundary_to_150() {
+    let (_, tb) = tables(Rule::SeventyFive);
+    let pos = position_with_dtz(Rule::SeventyFive, "KRvK", 31);
+    assert_eq!(
+        tb.probe_with_clock(&pos, 119).expect("probe").outcome,
+        Outcome::Win
+    );
+    assert_eq!(
+        tb.probe_with_clock(&pos, 120).expect("probe").outcome,
+        Outcome::Draw
+    );
+    let fifty = &tables(Rule::Fifty).1;
+    assert_eq!(
+        fifty.probe_with_clock(&pos, 70).expect("probe").outcome,
+        Outcome::Draw
+    );
+}
+
+#[test]
+fn best_moves_keep_a_win_that_survives_the_clock() {
+    let (_, tb) = tables(Rule::Fifty);
+    let pos = common::fen("8/8/8/8/8/2k5/8/KQ6 w - - 0 1");
+    let ranked = tb.best_moves(&pos).expect("moves");
+    let dtz = tb.probe_dtz(&pos).expect("dtz");
+    assert_eq!(
+        ranked[0].dtz, dtz,
+        "the best move realises the position's DTZ"
+    );
+    assert!(ranked.windows(2).all(|w| {
+        let rank = |o: Outcome| match o {
+            Outcome::Win => 0,
+            Outcome::Draw => 1,
+            Outcome::Loss => 2,
+        };
+        rank(w[0].outcome) <= rank(w[1].outcome)
+    }));
+}
