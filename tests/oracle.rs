@@ -38,22 +38,12 @@ impl Tally {
     }
 }
 
-fn wdl_of(w: shakmaty_syzygy::Wdl) -> Wdl {
-    match w {
-        shakmaty_syzygy::Wdl::Loss => Wdl::Loss,
-        shakmaty_syzygy::Wdl::BlessedLoss => Wdl::BlessedLoss,
-        shakmaty_syzygy::Wdl::Draw => Wdl::Draw,
-        shakmaty_syzygy::Wdl::CursedWin => Wdl::CursedWin,
-        shakmaty_syzygy::Wdl::Win => Wdl::Win,
-    }
-}
-
 /// Compare one position; returns whether it matched.
 fn compare(ours_tb: &Tablebase, tb: &SyzygyTablebase<Chess>, pos: &Chess) -> bool {
     let ours = ours_tb.probe_dtz(pos).expect("our dtz");
     let wdl = ours_tb.probe_wdl(pos).expect("our wdl");
     let wdl_consistent = Wdl::from_dtz(ours, Rule::Fifty) == wdl;
-    let theirs_wdl = wdl_of(tb.probe_wdl_after_zeroing(pos).expect("syzygy wdl"));
+    let theirs_wdl = common::wdl_of(tb.probe_wdl_after_zeroing(pos).expect("syzygy wdl"));
     let theirs = tb.probe_dtz(pos).expect("syzygy dtz");
     let dtz_ok = match theirs {
         MaybeRounded::Precise(d) => i32::from(ours.0) == d.0,
@@ -198,6 +188,9 @@ fn run(stride: u64) {
     let ours = common::generate_files(out.path(), &tables, Rule::Fifty);
     let solved = started.elapsed();
     check_checksums(out.path(), &tables);
+    for material in &tables {
+        common::check_published_stats(ours.table(material).expect("generated").header());
+    }
     eprintln!("generated {} tables in {solved:.1?}", tables.len());
     let mut total = Tally::default();
     for material in tables {

@@ -90,3 +90,53 @@ pub fn fen(text: &str) -> Chess {
         .into_position(CastlingMode::Standard)
         .expect("legal position")
 }
+
+/// Our WDL type for shakmaty-syzygy's.
+pub fn wdl_of(w: shakmaty_syzygy::Wdl) -> dtz50::value::Wdl {
+    use dtz50::value::Wdl;
+    match w {
+        shakmaty_syzygy::Wdl::Loss => Wdl::Loss,
+        shakmaty_syzygy::Wdl::BlessedLoss => Wdl::BlessedLoss,
+        shakmaty_syzygy::Wdl::Draw => Wdl::Draw,
+        shakmaty_syzygy::Wdl::CursedWin => Wdl::CursedWin,
+        shakmaty_syzygy::Wdl::Win => Wdl::Win,
+    }
+}
+
+/// The longest DTZ of a table equals Syzygy's published statistics
+/// (../shared/syzygy-stats-345.tsv): longest white win and cursed win,
+/// longest win with White to move, longest loss with Black to move.
+pub fn check_published_stats(header: &dtz50::format::Header) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/syzygy-stats-345.tsv");
+    let Ok(tsv) = std::fs::read_to_string(&path) else {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "missing {}", path.display());
+        eprintln!("skipped: {} not found", path.display());
+        return;
+    };
+    let columns: Vec<&str> = tsv.lines().next().expect("header").split('\t').collect();
+    let name = header.material.to_string();
+    let row: Vec<&str> = tsv
+        .lines()
+        .find(|l| l.split('\t').next() == Some(name.as_str()))
+        .unwrap_or_else(|| panic!("{name} not in the statistics"))
+        .split('\t')
+        .collect();
+    let field = |column: &str| -> u16 {
+        let i = columns.iter().position(|c| *c == column).expect("column");
+        row[i].parse().unwrap_or(0)
+    };
+    let (w, b) = (&header.stats.white, &header.stats.black);
+    let ours = [
+        w.longest_win.max(b.longest_loss),
+        w.longest_cursed_win.max(b.longest_blessed_loss),
+        w.longest_win.max(w.longest_cursed_win),
+        b.longest_loss.max(b.longest_blessed_loss),
+    ];
+    let published = [
+        field("longest_white_win_ply"),
+        field("longest_white_cursed_ply"),
+        field("wtm_maxwin_ply"),
+        field("btm_maxlose_ply"),
+    ];
+    assert_eq!(ours, published, "{name}: longest (win, cursed, wtm win, btm loss)");
+}

@@ -1,0 +1,167 @@
+//! KRBvKR, a 5-piece table with cursed wins and blessed losses: Syzygy
+//! agreement on random positions (proving the cursed logic), and the
+//! invariants between the 50-move, 75-move and no-rule tables on every
+//! position of KRBvKR and its sub-tables.
+
+mod common;
+
+use std::sync::OnceLock;
+
+use dtz50::{
+    index::TableIndex,
+    material::Material,
+    probe::Tablebase,
+    value::{Dtz, Rule, Wdl},
+};
+use rayon::prelude::*;
+use shakmaty::{Color, Setup};
+use shakmaty_syzygy::MaybeRounded;
+use tempfile::TempDir;
+
+fn krbvkr() -> Material {
+    "KRBvKR".parse().expect("material")
+}
+
+/// KRBvKR and its sub-tables, generated once per rule.
+fn tables(rule: Rule) -> &'static (TempDir, Tablebase) {
+    static CELLS: [OnceLock<(TempDir, Tablebase)>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = match rule {
+        Rule::Fifty => 0,
+        Rule::SeventyFive => 1,
+        Rule::None => 2,
+    };
+    CELLS[slot].get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let tb = common::generate_files(dir.path(), &[krbvkr()], rule);
+        (dir, tb)
+    })
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+#[test]
+fn krbvkr_matches_syzygy_on_random_positions() {
+    let (Some(five), Some(four)) = (common::reference_dir("5"), common::reference_dir("3-4")) else {
+        return;
+    };
+    let syzygy = common::syzygy(&[four, five]);
+    let (_, ours) = tables(Rule::Fifty);
+    let table = ours.table(&krbvkr()).expect("generated");
+    let layout = table.layout();
+    let mut random = Random(0x5eed_d7a5_0b1e_55ed);
+    let (mut compared, mut cursed, mut mismatches) = (0u64, 0u64, 0u64);
+    while compared < 200_000 {
+        let index = TableIndex(random.next() % layout.size());
+        let turn = if random.next() & 1 == 0 { Color::White } else { Color::Black };
+        let placement = layout.decode(index);
+        if layout.overlaps(&placement) {
+            continue;
+        }
+        let setup = Setup {
+            board: layout.board(&placement),
+            turn,
+            ..Setup::empty()
+        };
+        let Some(pos) = common::position(setup) else {
+            continue;
+        };
+        compared += 1;
+        let dtz = ours.probe_dtz(&pos).expect("our dtz");
+        let wdl = ours.probe_wdl(&pos).expect("our wdl");
+        if matches!(wdl, Wdl::CursedWin | Wdl::BlessedLoss) {
+            cursed += 1;
+        }
+        let theirs_wdl = syzygy.probe_wdl_after_zeroing(&pos).expect("syzygy wdl");
+        let theirs = syzygy.probe_dtz(&pos).expect("syzygy dtz");
+        let dtz_ok = match theirs {
+            MaybeRounded::Precise(d) => i32::from(dtz.0) == d.0,
+            MaybeRounded::Rounded(d) => i32::from(dtz.0) == d.0 || i32::from(dtz.0) == d.0 + d.0.signum(),
+        };
+        if wdl != common::wdl_of(theirs_wdl) || !dtz_ok || Wdl::from_dtz(dtz, Rule::Fifty) != wdl {
+            mismatches += 1;
+            eprintln!("mismatch {pos:?}: ours {dtz:?} {wdl:?}, syzygy {theirs:?} {theirs_wdl:?}");
+        }
+    }
+    eprintln!("KRBvKR: {compared} random positions, {cursed} cursed or blessed, {mismatches} mismatches");
+    assert!(cursed > 0, "the sample must include cursed wins or blessed losses");
+    assert_eq!(mismatches, 0);
+}
+
+#[test]
+fn krbvkr_longest_dtz_matches_the_published_statistics() {
+    let (_, ours) = tables(Rule::Fifty);
+    let header = ours.table(&krbvkr()).expect("generated").header().clone();
+    common::check_published_stats(&header);
+    let (w, b) = (&header.stats.white, &header.stats.black);
+    assert_eq!(w.longest_cursed_win, 117);
+    assert!(w.counts[3] > 0 && b.counts[1] > 0, "cursed wins and blessed losses exist");
+}
+
+/// Invariants between the rules, on every index of every table built.
+#[test]
+fn the_rules_nest_on_every_position() {
+    let fifty = &tables(Rule::Fifty).1;
+    let seventy_five = &tables(Rule::SeventyFive).1;
+    let none = &tables(Rule::None).1;
+    let mut materials = Material::with_dependencies(&[krbvkr()]);
+    materials.retain(|m| m.total() >= 3);
+    let mut checked = 0u64;
+    for material in materials {
+        let files = [fifty, seventy_five, none].map(|tb| tb.table(&material).expect("generated"));
+        let size = files[0].layout().size();
+        checked += (0..size)
+            .into_par_iter()
+            .map(|i| {
+                let mut n = 0u64;
+                for turn in Color::ALL {
+                    let index = TableIndex(i);
+                    let dtz = files.each_ref().map(|f| f.dtz(turn, index).expect("dtz"));
+                    let wdl = files.each_ref().map(|f| f.wdl(turn, index).expect("wdl"));
+                    check_position(material, turn, i, dtz, wdl);
+                    n += 1;
+                }
+                n
+            })
+            .sum::<u64>();
+    }
+    eprintln!("rule invariants hold on {checked} cells");
+}
+
+fn check_position(material: Material, turn: Color, index: u64, dtz: [Dtz; 3], wdl: [Wdl; 3]) {
+    let at = || format!("{material} {turn:?} {index}: dtz {dtz:?} wdl {wdl:?}");
+    let [d50, d75, dnone] = dtz;
+    let [w50, w75, wnone] = wdl;
+    // Each WDL section agrees with its DTZ section.
+    assert_eq!(w50, Wdl::from_dtz(d50, Rule::Fifty), "{}", at());
+    assert_eq!(w75, Wdl::from_dtz(d75, Rule::SeventyFive), "{}", at());
+    assert_eq!(wnone, Wdl::from_dtz(dnone, Rule::None), "{}", at());
+    // No rule: no cursed values; its wins are the wins and cursed wins under 50.
+    assert!(!matches!(wnone, Wdl::CursedWin | Wdl::BlessedLoss), "{}", at());
+    assert_eq!(wnone == Wdl::Win, matches!(w50, Wdl::Win | Wdl::CursedWin), "{}", at());
+    assert_eq!(wnone == Wdl::Loss, matches!(w50, Wdl::Loss | Wdl::BlessedLoss), "{}", at());
+    // Wins (and losses) under 50 are wins under 75, which are wins without a rule.
+    if w50 == Wdl::Win {
+        assert_eq!(w75, Wdl::Win, "{}", at());
+        assert!(dnone <= d75 && d75 <= d50, "{}", at());
+    }
+    if w75 == Wdl::Win {
+        assert_eq!(wnone, Wdl::Win, "{}", at());
+        assert!(d75.0 <= 150, "{}", at());
+    }
+    if w50 == Wdl::Loss {
+        assert_eq!(w75, Wdl::Loss, "{}", at());
+    }
+    if w75 == Wdl::Loss {
+        assert_eq!(wnone, Wdl::Loss, "{}", at());
+    }
+}
