@@ -28,8 +28,9 @@
 //! [`index`] (position ↔ index), [`value`] (WDL, DTZ, cells, the clock),
 //! [`storage`] (memory-mapped work arrays; the only `unsafe`), [`solve`]
 //! (retrograde analysis), [`table`] (solved values and en passant),
-//! [`format`] (the file layout), [`generate`] (building files), [`probe`]
-//! (the `Tablebase` facade) and [`adjudicate`] (whole games).
+//! [`mod@format`] (the file layout), [`generate`] (building files), [`probe`]
+//! (the `Tablebase` facade), [`verify`] (the deep consistency check) and
+//! [`adjudicate`] (whole games).
 
 pub mod adjudicate;
 pub mod format;
@@ -41,3 +42,4 @@ pub mod solve;
 pub mod storage;
 pub mod table;
 pub mod value;
+pub mod verify;

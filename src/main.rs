@@ -18,6 +18,7 @@ use dtz50::{
     solve::{Progress, SideStats},
     table::StoredValues,
     value::{Outcome, Rule, Verdict},
+    verify::deep_check,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use memmap2::Mmap;
@@ -101,6 +102,10 @@ enum Command {
     Verify {
         /// A table file or a directory of them.
         path: PathBuf,
+        /// Also recompute every position from its successors' stored
+        /// values (sub-tables must be in the same directory).
+        #[arg(long)]
+        deep: bool,
     },
     /// Apply the draw rules and the tablebase verdict to games in a PGN file.
     Adjudicate {
@@ -121,6 +126,13 @@ enum Command {
     },
 }
 
+/// `println!` that returns write errors (a closed pipe ends the run quietly).
+macro_rules! say {
+    ($($arg:tt)*) => {
+        writeln!(io::stdout().lock(), $($arg)*)?
+    };
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -132,11 +144,19 @@ fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", one_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether the error is stdout's reader having gone away (`dtz50 ... | head`).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<io::Error>())
+        .any(|io| io.kind() == io::ErrorKind::BrokenPipe)
 }
 
 fn one_line(e: &anyhow::Error) -> String {
@@ -182,7 +202,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             to_mate,
         } => run_line(&fen, &tables, rule, to_mate),
         Command::Info { path } => run_info(&path),
-        Command::Verify { path } => run_verify(&path),
+        Command::Verify { path, deep } => run_verify(&path, deep),
         Command::Adjudicate {
             pgn,
             tables,
@@ -286,7 +306,9 @@ impl Reporter {
     fn println(&self, line: &str) {
         match &self.bar {
             Some(bar) => bar.println(line),
-            None => println!("{line}"),
+            None => {
+                let _ = writeln!(io::stdout().lock(), "{line}");
+            }
         }
     }
 
@@ -484,12 +506,30 @@ fn clock_sentence(v: &Verdict, rule: Rule) -> String {
     });
     match (v.outcome, v.dtz.0) {
         (_, 0) => "draw".to_owned(),
-        (Outcome::Win, _) => format!("win: {plies} plies to a zeroing move or mate, {left_text}"),
-        (Outcome::Loss, _) => {
-            format!("loss: {plies} plies to the opponent's zeroing move or mate, {left_text}")
-        }
-        (_, d) if d > 0 => format!("draw by the clock: the win needs {plies} plies, {left_text}"),
-        _ => format!("draw by the clock: the loss takes {plies} plies, {left_text}"),
+        (Outcome::Win, _) => format!(
+            "win: {} to a zeroing move or mate, {left_text}",
+            plural(plies)
+        ),
+        (Outcome::Loss, _) => format!(
+            "loss: {} to the opponent's zeroing move or mate, {left_text}",
+            plural(plies)
+        ),
+        (_, d) if d > 0 => format!(
+            "draw by the clock: the win needs {}, {left_text}",
+            plural(plies)
+        ),
+        _ => format!(
+            "draw by the clock: the loss takes {}, {left_text}",
+            plural(plies)
+        ),
+    }
+}
+
+fn plural(plies: u16) -> String {
+    if plies == 1 {
+        "1 ply".to_owned()
+    } else {
+        format!("{plies} plies")
     }
 }
 
@@ -497,21 +537,21 @@ fn run_line(fen: &str, dir: &Path, rule: Rule, to_mate: bool) -> Result<ExitCode
     let tables = open_tables(dir, rule)?;
     let mut pos = parse_fen(fen)?;
     let start = tables.probe(&pos)?;
-    println!("{}", clock_sentence(&start, rule));
+    say!("{}", clock_sentence(&start, rule));
     let mut moves = Vec::new();
     loop {
         if pos.is_checkmate() {
-            println!("checkmate");
+            say!("checkmate");
             break;
         }
         let ranked = tables.best_moves(&pos)?;
         let Some(best) = ranked.first() else {
-            println!("stalemate");
+            say!("stalemate");
             break;
         };
         let verdict = tables.probe(&pos)?;
         if verdict.dtz.0 == 0 {
-            println!("draw");
+            say!("draw");
             break;
         }
         let san = SanPlus::from_move(pos.clone(), best.mv).to_string();
@@ -522,10 +562,10 @@ fn run_line(fen: &str, dir: &Path, rule: Rule, to_mate: bool) -> Result<ExitCode
             format!("{number}...")
         };
         pos.play_unchecked(best.mv);
-        println!("{prefix} {san} (clock {})", pos.halfmoves());
+        say!("{prefix} {san} (clock {})", pos.halfmoves());
         moves.push(san);
         if best.mv.is_zeroing() && !to_mate && !pos.is_checkmate() {
-            println!("zeroing move reached");
+            say!("zeroing move reached");
             break;
         }
         if moves.len() > 2000 {
@@ -556,12 +596,12 @@ fn table_files(path: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn run_info(path: &Path) -> Result<ExitCode> {
-    println!(
+    say!(
         "table\trule\tpositions/side\tbytes\twtm W/CW/D/BL/L\tbtm W/CW/D/BL/L\tlongest\tlongest at"
     );
     for file in table_files(path)? {
         let table = open_file(&file)?;
-        println!("{}", info_line(&table));
+        say!("{}", info_line(&table));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -599,18 +639,14 @@ fn info_line(table: &TableFile<Mmap>) -> String {
     )
 }
 
-fn run_verify(path: &Path) -> Result<ExitCode> {
+fn run_verify(path: &Path, deep: bool) -> Result<ExitCode> {
     let mut failures = 0;
     for file in table_files(path)? {
-        let result = open_file(&file).map_err(anyhow::Error::from).and_then(|t| {
-            t.verify()
-                .map_err(|source| anyhow!("corrupt table {}: {source}", file.display()))
-        });
-        match result {
-            Ok(()) => println!("{}: ok", file.display()),
+        match verify_file(&file, deep) {
+            Ok(note) => say!("{}: ok{note}", file.display()),
             Err(e) => {
                 failures += 1;
-                println!("{}: FAILED: {}", file.display(), one_line(&e));
+                say!("{}: FAILED: {}", file.display(), one_line(&e));
             }
         }
     }
@@ -619,6 +655,33 @@ fn run_verify(path: &Path) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Checksums and blocks; with `deep`, the recomputation from successors.
+fn verify_file(file: &Path, deep: bool) -> Result<String> {
+    let table = open_file(file)?;
+    table
+        .verify()
+        .map_err(|source| anyhow!("corrupt table {}: {source}", file.display()))?;
+    if !deep {
+        return Ok(String::new());
+    }
+    let header = table.header();
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let tables = Tablebase::open(dir, header.rule)?;
+    let report = deep_check(&tables, &header.material)?;
+    if report.inconsistent > 0 {
+        bail!(
+            "{} of {} positions disagree with their successors; first: {}",
+            report.inconsistent,
+            report.checked,
+            report.examples.join("; ")
+        );
+    }
+    Ok(format!(
+        " ({} positions recomputed from their successors)",
+        report.checked
+    ))
 }
 
 fn run_adjudicate(
@@ -646,12 +709,12 @@ fn run_adjudicate(
     let mut failed = false;
     for game in adjudicate_pgn(io::BufReader::new(file), store, &options) {
         match game {
-            Ok(report) if json => println!("{}", serde_json::to_string(&report)?),
-            Ok(report) => println!("{}", render_text(&report)),
+            Ok(report) if json => say!("{}", serde_json::to_string(&report)?),
+            Ok(report) => say!("{}", render_text(&report)),
             Err(e) => {
                 failed = true;
                 if json {
-                    println!(
+                    say!(
                         "{}",
                         json!({ "game": e.game().number, "error": e.to_string() })
                     );

@@ -285,7 +285,8 @@ impl Tablebase {
         }
     }
 
-    fn lookup_error(&self, e: LookupError) -> ProbeError {
+    /// A lookup error with this tablebase's facts attached.
+    pub(crate) fn lookup_error(&self, e: LookupError) -> ProbeError {
         match e {
             LookupError::MissingTable { material } => ProbeError::MissingTable {
                 material,

@@ -160,6 +160,12 @@ impl Table {
         Cell(self.cells.get(turn).cells()[index.0 as usize].load(Ordering::Relaxed))
     }
 
+    /// Overwrite one cell (tests corrupt tables this way).
+    #[cfg(test)]
+    pub(crate) fn set_cell(&self, turn: Color, index: TableIndex, cell: Cell) {
+        self.cells.get(turn).cells()[index.0 as usize].store(cell.0, Ordering::Relaxed);
+    }
+
     /// The stored DTZ of a board of this table's material (either colours).
     ///
     /// # Errors

@@ -170,6 +170,18 @@ fn info_and_verify_read_the_files() {
     let out = dtz50().arg("verify").arg(dir).output().expect("runs");
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("KPvK.dtz50: ok"));
+    let out = dtz50()
+        .args(["verify", "--deep"])
+        .arg(dir.join("KPvK.dtz50"))
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .ends_with("KPvK.dtz50: ok (165676 positions recomputed from their successors)\n"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]

@@ -24,7 +24,8 @@ fn krbvkr() -> Material {
 
 /// KRBvKR and its sub-tables, generated once per rule.
 fn tables(rule: Rule) -> &'static (TempDir, Tablebase) {
-    static CELLS: [OnceLock<(TempDir, Tablebase)>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    static CELLS: [OnceLock<(TempDir, Tablebase)>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
     let slot = match rule {
         Rule::Fifty => 0,
         Rule::SeventyFive => 1,
@@ -51,7 +52,8 @@ impl Random {
 
 #[test]
 fn krbvkr_matches_syzygy_on_random_positions() {
-    let (Some(five), Some(four)) = (common::reference_dir("5"), common::reference_dir("3-4")) else {
+    let (Some(five), Some(four)) = (common::reference_dir("5"), common::reference_dir("3-4"))
+    else {
         return;
     };
     let syzygy = common::syzygy(&[four, five]);
@@ -62,7 +64,11 @@ fn krbvkr_matches_syzygy_on_random_positions() {
     let (mut compared, mut cursed, mut mismatches) = (0u64, 0u64, 0u64);
     while compared < 200_000 {
         let index = TableIndex(random.next() % layout.size());
-        let turn = if random.next() & 1 == 0 { Color::White } else { Color::Black };
+        let turn = if random.next() & 1 == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
         let placement = layout.decode(index);
         if layout.overlaps(&placement) {
             continue;
@@ -85,15 +91,22 @@ fn krbvkr_matches_syzygy_on_random_positions() {
         let theirs = syzygy.probe_dtz(&pos).expect("syzygy dtz");
         let dtz_ok = match theirs {
             MaybeRounded::Precise(d) => i32::from(dtz.0) == d.0,
-            MaybeRounded::Rounded(d) => i32::from(dtz.0) == d.0 || i32::from(dtz.0) == d.0 + d.0.signum(),
+            MaybeRounded::Rounded(d) => {
+                i32::from(dtz.0) == d.0 || i32::from(dtz.0) == d.0 + d.0.signum()
+            }
         };
         if wdl != common::wdl_of(theirs_wdl) || !dtz_ok || Wdl::from_dtz(dtz, Rule::Fifty) != wdl {
             mismatches += 1;
             eprintln!("mismatch {pos:?}: ours {dtz:?} {wdl:?}, syzygy {theirs:?} {theirs_wdl:?}");
         }
     }
-    eprintln!("KRBvKR: {compared} random positions, {cursed} cursed or blessed, {mismatches} mismatches");
-    assert!(cursed > 0, "the sample must include cursed wins or blessed losses");
+    eprintln!(
+        "KRBvKR: {compared} random positions, {cursed} cursed or blessed, {mismatches} mismatches"
+    );
+    assert!(
+        cursed > 0,
+        "the sample must include cursed wins or blessed losses"
+    );
     assert_eq!(mismatches, 0);
 }
 
@@ -104,7 +117,10 @@ fn krbvkr_longest_dtz_matches_the_published_statistics() {
     common::check_published_stats(&header);
     let (w, b) = (&header.stats.white, &header.stats.black);
     assert_eq!(w.longest_cursed_win, 117);
-    assert!(w.counts[3] > 0 && b.counts[1] > 0, "cursed wins and blessed losses exist");
+    assert!(
+        w.counts[3] > 0 && b.counts[1] > 0,
+        "cursed wins and blessed losses exist"
+    );
 }
 
 /// Invariants between the rules, on every index of every table built.
@@ -146,9 +162,23 @@ fn check_position(material: Material, turn: Color, index: u64, dtz: [Dtz; 3], wd
     assert_eq!(w75, Wdl::from_dtz(d75, Rule::SeventyFive), "{}", at());
     assert_eq!(wnone, Wdl::from_dtz(dnone, Rule::None), "{}", at());
     // No rule: no cursed values; its wins are the wins and cursed wins under 50.
-    assert!(!matches!(wnone, Wdl::CursedWin | Wdl::BlessedLoss), "{}", at());
-    assert_eq!(wnone == Wdl::Win, matches!(w50, Wdl::Win | Wdl::CursedWin), "{}", at());
-    assert_eq!(wnone == Wdl::Loss, matches!(w50, Wdl::Loss | Wdl::BlessedLoss), "{}", at());
+    assert!(
+        !matches!(wnone, Wdl::CursedWin | Wdl::BlessedLoss),
+        "{}",
+        at()
+    );
+    assert_eq!(
+        wnone == Wdl::Win,
+        matches!(w50, Wdl::Win | Wdl::CursedWin),
+        "{}",
+        at()
+    );
+    assert_eq!(
+        wnone == Wdl::Loss,
+        matches!(w50, Wdl::Loss | Wdl::BlessedLoss),
+        "{}",
+        at()
+    );
     // Wins (and losses) under 50 are wins under 75, which are wins without a rule.
     if w50 == Wdl::Win {
         assert_eq!(w75, Wdl::Win, "{}", at());

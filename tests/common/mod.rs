@@ -109,7 +109,11 @@ pub fn wdl_of(w: shakmaty_syzygy::Wdl) -> dtz50::value::Wdl {
 pub fn check_published_stats(header: &dtz50::format::Header) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/syzygy-stats-345.tsv");
     let Ok(tsv) = std::fs::read_to_string(&path) else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "missing {}", path.display());
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "missing {}",
+            path.display()
+        );
         eprintln!("skipped: {} not found", path.display());
         return;
     };
@@ -138,5 +142,8 @@ pub fn check_published_stats(header: &dtz50::format::Header) {
         field("wtm_maxwin_ply"),
         field("btm_maxlose_ply"),
     ];
-    assert_eq!(ours, published, "{name}: longest (win, cursed, wtm win, btm loss)");
+    assert_eq!(
+        ours, published,
+        "{name}: longest (win, cursed, wtm win, btm loss)"
+    );
 }
