@@ -30,8 +30,9 @@
 //!              block offsets: (blocks + 1) × u64, absolute file offsets of
 //!              each frame and of the end of the last one
 //! DTZ section (right after the WDL section)
-//!              zstd frames; raw block: the DTZ of each position as i16,
-//!              low bytes of the whole block first, then the high bytes
+//!              zstd frames; raw block: |DTZ| of each position as u16, low
+//!              bytes of the whole block first, then the high bytes (the
+//!              sign and the zero of draws come from the WDL section)
 //!              block offsets, as above
 //! trailer (TRAILER_LEN = 136 bytes, at file length - 136)
 //!      0    48  WDL section: offset of its block-offset table (u64),
@@ -41,8 +42,9 @@
 //!    104    32  SHA-256 of every byte before it
 //! ```
 //!
-//! Illegal positions are "don't care": they repeat the previous value, which
-//! keeps runs long for zstd. The writer streams: it compresses a bounded
+//! "Don't care" values keep runs long for zstd: illegal positions repeat
+//! the previous value in both sections, and so do draws in the DTZ section.
+//! A DTZ probe therefore reads the WDL section too (draw → 0, sign). The writer streams: it compresses a bounded
 //! batch of blocks at a time (in parallel) and writes them in order, so the
 //! bytes do not depend on the thread count.
 //!
@@ -68,7 +70,7 @@ use crate::{
     material::Material,
     solve::SideStats,
     table::Table,
-    value::{Cell, Dtz, Rule, Wdl},
+    value::{Dtz, Rule, Wdl},
 };
 
 /// First bytes of every table file.
@@ -78,7 +80,7 @@ pub const VERSION: u16 = 1;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Positions per compressed block.
-pub const BLOCK_POSITIONS: u32 = 1 << 15;
+pub const BLOCK_POSITIONS: u32 = 1 << 17;
 /// File name extension of table files.
 pub const EXTENSION: &str = "dtz50";
 /// Header length in bytes.
@@ -86,8 +88,9 @@ pub const HEADER_LEN: usize = 160;
 /// Trailer length in bytes.
 pub const TRAILER_LEN: usize = 136;
 
-/// zstd level: 9 compresses within ~15% of level 19 at a quarter of the time.
-const ZSTD_LEVEL: i32 = 9;
+/// zstd level: with 2^17-position blocks, 15 is as small as level 19 with
+/// 2^15 blocks at half the time (measured on KQvKR, KBNvK, KRvKP).
+const ZSTD_LEVEL: i32 = 15;
 const BATCH_BLOCKS: usize = 32;
 const STATS_LEN: usize = 56;
 
@@ -292,28 +295,39 @@ fn raw_block(table: &Table, section: Section, block: usize) -> Vec<u8> {
     let n = table.layout().size();
     let start = block as u64 * u64::from(BLOCK_POSITIONS);
     let end = (start + u64::from(BLOCK_POSITIONS)).min(2 * n);
-    let mut previous = Dtz(0);
-    let values = (start..end).map(|at| {
+    let cells = (start..end).map(|at| {
         let (turn, index) = if at < n {
             (Color::White, at)
         } else {
             (Color::Black, at - n)
         };
-        let cell = table.cell(turn, TableIndex(index));
-        if cell != Cell::ILLEGAL {
-            previous = cell.value().unwrap_or(Dtz(0));
-        }
-        previous
+        table.cell(turn, TableIndex(index)).value()
     });
     match section {
-        Section::Wdl => values
-            .map(|d| (Wdl::from_dtz(d, table.rule()).to_i8() + 2) as u8)
-            .collect(),
+        Section::Wdl => {
+            let mut previous = Wdl::Draw;
+            cells
+                .map(|value| {
+                    if let Some(dtz) = value {
+                        previous = Wdl::from_dtz(dtz, table.rule());
+                    }
+                    (previous.to_i8() + 2) as u8
+                })
+                .collect()
+        }
         _ => {
-            let dtz: Vec<i16> = values.map(|d| d.0).collect();
-            let mut bytes = Vec::with_capacity(dtz.len() * 2);
-            bytes.extend(dtz.iter().map(|d| d.to_le_bytes()[0]));
-            bytes.extend(dtz.iter().map(|d| d.to_le_bytes()[1]));
+            let mut previous = 0u16;
+            let plies: Vec<u16> = cells
+                .map(|value| {
+                    if let Some(dtz) = value.filter(|d| d.0 != 0) {
+                        previous = dtz.plies();
+                    }
+                    previous
+                })
+                .collect();
+            let mut bytes = Vec::with_capacity(plies.len() * 2);
+            bytes.extend(plies.iter().map(|d| d.to_le_bytes()[0]));
+            bytes.extend(plies.iter().map(|d| d.to_le_bytes()[1]));
             bytes
         }
     }
@@ -473,10 +487,15 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     /// # Errors
     /// A corrupt block.
     pub fn dtz(&self, turn: Color, index: TableIndex) -> Result<Dtz, FormatError> {
+        let wdl = self.wdl(turn, index)?;
+        if wdl == Wdl::Draw {
+            return Ok(Dtz(0));
+        }
         let (block, offset) = self.locate(turn, index);
         let raw = self.block(Section::Dtz, block)?;
         let half = raw.len() / 2;
-        Ok(Dtz(i16::from_le_bytes([raw[offset], raw[half + offset]])))
+        let plies = i16::from_le_bytes([raw[offset], raw[half + offset]]);
+        Ok(Dtz(if wdl > Wdl::Draw { plies } else { -plies }))
     }
 
     fn locate(&self, turn: Color, index: TableIndex) -> (usize, usize) {

@@ -130,11 +130,15 @@ pub fn check_published_stats(header: &dtz50::format::Header) {
         row[i].parse().unwrap_or(0)
     };
     let (w, b) = (&header.stats.white, &header.stats.black);
+    // The generator's statistics count a mated position as lost in 0 plies;
+    // its DTZ (ours, and shakmaty-syzygy's probe_dtz) is -1. Where mate is
+    // the only loss (KNNvK, KBvKB, ...) that is the one difference.
+    let btm_loss = b.longest_loss.max(b.longest_blessed_loss);
     let ours = [
         w.longest_win.max(b.longest_loss),
         w.longest_cursed_win.max(b.longest_blessed_loss),
         w.longest_win.max(w.longest_cursed_win),
-        b.longest_loss.max(b.longest_blessed_loss),
+        if btm_loss == 1 { 0 } else { btm_loss },
     ];
     let published = [
         field("longest_white_win_ply"),
