@@ -13,7 +13,7 @@ use dtz50::{
     probe::Tablebase,
     value::Rule,
 };
-use shakmaty::{CastlingMode, Chess, Color, FromSetup, PositionError, Setup};
+use shakmaty::{Chess, Color};
 
 const POSITIONS: usize = 100_000;
 
@@ -25,22 +25,12 @@ fn positions(material: Material) -> Vec<Chess> {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        let placement = layout.decode(TableIndex(state % layout.size()));
-        if layout.overlaps(&placement) {
-            continue;
-        }
         let turn = if state >> 63 == 0 {
             Color::White
         } else {
             Color::Black
         };
-        let setup = Setup {
-            board: layout.board(&placement),
-            turn,
-            ..Setup::empty()
-        };
-        if let Ok(pos) = Chess::from_setup(setup, CastlingMode::Standard)
-            .or_else(PositionError::ignore_impossible_check)
+        if let Some(pos) = layout.position(&layout.decode(TableIndex(state % layout.size())), turn)
         {
             out.push(pos);
         }

@@ -30,7 +30,10 @@
 
 use std::sync::LazyLock;
 
-use shakmaty::{Bitboard, Board, Color, Piece, Role, Square};
+use shakmaty::{
+    Bitboard, Board, CastlingMode, Chess, Color, FromSetup, Piece, PositionError, Role, Setup,
+    Square,
+};
 
 use crate::material::{MAX_PIECES, Material};
 
@@ -443,6 +446,23 @@ impl Layout {
             board.set_piece_at(Square::new(u32::from(sq)), *piece);
         }
         board
+    }
+
+    /// The position of a placement with `turn` to move, or `None` if it is
+    /// not legal (pieces overlap, or the side not to move is in check).
+    /// Checks that cannot arise in a game are accepted: tables include them.
+    pub fn position(&self, placement: &Placement, turn: Color) -> Option<Chess> {
+        if self.overlaps(placement) {
+            return None;
+        }
+        let setup = Setup {
+            board: self.board(placement),
+            turn,
+            ..Setup::empty()
+        };
+        Chess::from_setup(setup, CastlingMode::Standard)
+            .or_else(PositionError::ignore_impossible_check)
+            .ok()
     }
 
     /// The placement of a board whose material is exactly this table's

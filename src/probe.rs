@@ -31,6 +31,7 @@ use thiserror::Error;
 
 use crate::{
     format::{EXTENSION, FormatError, TableFile},
+    index::TableIndex,
     material::{MAX_PIECES, Material},
     storage::map_file,
     table::{LookupError, StoredValues, resolve_dtz, zeroing_score},
@@ -268,7 +269,7 @@ impl Tablebase {
         &self,
         board: &Board,
         turn: Color,
-    ) -> Result<(OpenTable, Color, crate::index::TableIndex), ProbeError> {
+    ) -> Result<(OpenTable, Color, TableIndex), ProbeError> {
         let material = Material::from_board(board).normalized();
         let table = self.table(&material)?;
         let (turn, index) = table
@@ -329,12 +330,14 @@ fn check_probeable(pos: &Chess) -> Result<(), ProbeError> {
     Ok(())
 }
 
-impl StoredValues for Tablebase {
-    fn rule(&self) -> Rule {
-        self.rule
-    }
-
-    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, LookupError> {
+impl Tablebase {
+    /// Read one stored value with `read`, errors as [`LookupError`]s.
+    fn stored<T>(
+        &self,
+        board: &Board,
+        turn: Color,
+        read: impl FnOnce(&TableFile<Mmap>, Color, TableIndex) -> Result<T, FormatError>,
+    ) -> Result<T, LookupError> {
         let (table, turn, index) = self.place(board, turn).map_err(|e| match e {
             ProbeError::MissingTable { material, .. } => LookupError::MissingTable { material },
             ProbeError::NoValue { material } => LookupError::NoValue { material },
@@ -343,10 +346,24 @@ impl StoredValues for Tablebase {
                 message: other.to_string(),
             },
         })?;
-        table.dtz(turn, index).map_err(|source| LookupError::Table {
+        read(&table, turn, index).map_err(|source| LookupError::Table {
             material: table.header().material,
             message: self.corrupt(&table, source).to_string(),
         })
+    }
+}
+
+impl StoredValues for Tablebase {
+    fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, LookupError> {
+        self.stored(board, turn, TableFile::dtz)
+    }
+
+    fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, LookupError> {
+        self.stored(board, turn, TableFile::wdl)
     }
 }
 

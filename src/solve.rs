@@ -46,10 +46,7 @@ use std::{
 
 use bitvec::{order::Lsb0, vec::BitVec};
 use rayon::prelude::*;
-use shakmaty::{
-    Bitboard, Board, ByColor, CastlingMode, Chess, Color, FromSetup, Position, PositionError, Role,
-    Setup, Square, attacks,
-};
+use shakmaty::{Bitboard, Board, ByColor, Color, Position, Role, Square, attacks};
 use thiserror::Error;
 
 use crate::{
@@ -267,22 +264,7 @@ impl Solver<'_> {
 
     fn initial_cell(&self, turn: Color, index: u64) -> Result<Cell, LookupError> {
         let placement = self.layout.decode(TableIndex(index));
-        if self.layout.overlaps(&placement) {
-            return Ok(Cell::ILLEGAL);
-        }
-        let board = self.layout.board(&placement);
-        let their_king = board.king_of(turn.other()).expect("tables have kings");
-        if board.attacks_to(their_king, turn, board.occupied()).any() {
-            return Ok(Cell::ILLEGAL);
-        }
-        let setup = Setup {
-            board,
-            turn,
-            ..Setup::empty()
-        };
-        let Ok(pos) = Chess::from_setup(setup, CastlingMode::Standard)
-            .or_else(PositionError::ignore_impossible_check)
-        else {
+        let Some(pos) = self.layout.position(&placement, turn) else {
             return Ok(Cell::ILLEGAL);
         };
         let moves = pos.legal_moves();

@@ -71,6 +71,15 @@ pub trait StoredValues {
     /// [`LookupError::MissingTable`] if the material is not in the store,
     /// [`LookupError::NoValue`] if the placement has no final value.
     fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, LookupError>;
+
+    /// The WDL stored for `board` (no en passant). Stores that keep WDL
+    /// apart (table files) answer it without reading DTZ.
+    ///
+    /// # Errors
+    /// As [`StoredValues::stored_dtz`].
+    fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, LookupError> {
+        Ok(Wdl::from_dtz(self.stored_dtz(board, turn)?, self.rule()))
+    }
 }
 
 /// The DTZ of a position, en passant included (see the module doc).
@@ -112,6 +121,11 @@ pub fn resolve_dtz<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<D
 /// # Errors
 /// As [`resolve_dtz`].
 pub fn resolve_wdl<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<Wdl, LookupError> {
+    let count = pos.board().occupied().count();
+    if count > 2 && count <= MAX_PIECES && !pos.castles().any() && pos.en_passant_moves().is_empty()
+    {
+        return store.stored_wdl(pos.board(), pos.turn());
+    }
     Ok(Wdl::from_dtz(resolve_dtz(store, pos)?, store.rule()))
 }
 

@@ -13,7 +13,7 @@
 use std::sync::Mutex;
 
 use rayon::prelude::*;
-use shakmaty::{CastlingMode, Chess, Color, FromSetup, Position, PositionError, Setup};
+use shakmaty::{Chess, Color, Position};
 
 use crate::{
     index::TableIndex,
@@ -52,18 +52,8 @@ pub fn deep_check(tables: &Tablebase, material: &Material) -> Result<DeepReport,
             let (mut checked, mut inconsistent) = (0, 0);
             for i in chunk * 4096..((chunk + 1) * 4096).min(layout.size()) {
                 let placement = layout.decode(TableIndex(i));
-                if layout.overlaps(&placement) {
-                    continue;
-                }
                 for turn in Color::ALL {
-                    let setup = Setup {
-                        board: layout.board(&placement),
-                        turn,
-                        ..Setup::empty()
-                    };
-                    let Ok(pos) = Chess::from_setup(setup, CastlingMode::Standard)
-                        .or_else(PositionError::ignore_impossible_check)
-                    else {
+                    let Some(pos) = layout.position(&placement, turn) else {
                         continue;
                     };
                     checked += 1;

@@ -301,3 +301,45 @@ fn an_unwritable_output_directory_is_one_line() {
         "{stderr}"
     );
 }
+
+#[test]
+fn adjudicate_reports_events_per_game_and_names_a_bad_game() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pgn = dir.path().join("games.pgn");
+    std::fs::write(
+        &pgn,
+        "[White \"A\"]\n[Black \"B\"]\n[Result \"1/2-1/2\"]\n\n\
+         1. Nf3 Nf6 2. Ng1 Ng8 3. Nc3 Nc6 4. Nb1 Nb8 1/2-1/2\n\n\
+         [White \"C\"]\n[Black \"D\"]\n[Result \"*\"]\n\n1. e4 e5 2. Ke3 *\n",
+    )
+    .expect("write");
+    let out = dtz50()
+        .args(["adjudicate", "--json", "--tables"])
+        .arg(tables().path())
+        .arg(&pgn)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a bad game makes the exit code 2"
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let event = &lines[0]["events"][0];
+    assert_eq!(event["kind"], "threefold");
+    assert_eq!(event["ply"], 8);
+    assert_eq!(event["san"], "Nb8");
+    assert_eq!(lines[1]["game"], 2);
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .expect("error")
+            .starts_with("game 2 (C – D): illegal move 2. Ke3"),
+        "{}",
+        lines[1]
+    );
+}

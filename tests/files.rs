@@ -12,7 +12,7 @@ use dtz50::{
     solve::stats,
     value::{Dtz, Outcome, Rule, Wdl},
 };
-use shakmaty::{Chess, Color, Position, Setup};
+use shakmaty::{Chess, Color, Position};
 use tempfile::TempDir;
 
 /// KQvK, KRvK and KPvK (with sub-tables) generated once, for every rule.
@@ -226,16 +226,10 @@ fn position_with_dtz(rule: Rule, name: &str, want: i16) -> Chess {
     let layout = table.layout();
     for turn in Color::ALL {
         for i in 0..layout.size() {
-            let placement = layout.decode(TableIndex(i));
-            if layout.overlaps(&placement) || table.dtz(turn, TableIndex(i)) != Ok(Dtz(want)) {
+            if table.dtz(turn, TableIndex(i)) != Ok(Dtz(want)) {
                 continue;
             }
-            let setup = Setup {
-                board: layout.board(&placement),
-                turn,
-                ..Setup::empty()
-            };
-            if let Some(pos) = common::position(setup)
+            if let Some(pos) = layout.position(&layout.decode(TableIndex(i)), turn)
                 && !pos.is_checkmate()
             {
                 return pos;
@@ -315,4 +309,34 @@ fn best_moves_keep_a_win_that_survives_the_clock() {
         };
         rank(w[0].outcome) <= rank(w[1].outcome)
     }));
+}
+
+#[test]
+fn file_backed_work_arrays_give_the_same_table() {
+    let material: Material = "KRvKN".parse().expect("material");
+    let in_memory = common::solve_set(&[material], Rule::Fifty);
+    let work = tempfile::tempdir().expect("temp dir");
+    let options = dtz50::solve::SolveOptions {
+        rule: Rule::Fifty,
+        work_dir: Some(work.path().to_path_buf()),
+    };
+    let mut subtables = dtz50::table::TableSet::new();
+    for sub in Material::with_dependencies(&[material]) {
+        if sub != material {
+            let t = dtz50::solve::solve(sub, &options, &subtables, &|_| {}).expect("solves");
+            subtables.insert(t);
+        }
+    }
+    let on_disk = dtz50::solve::solve(material, &options, &subtables, &|_| {}).expect("solves");
+    let reference = in_memory.get(&material).expect("solved");
+    for turn in Color::ALL {
+        for i in 0..reference.layout().size() {
+            assert_eq!(
+                on_disk.cell(turn, TableIndex(i)),
+                reference.cell(turn, TableIndex(i))
+            );
+        }
+    }
+    // The work file is unlinked at once: nothing is left in the directory.
+    assert_eq!(std::fs::read_dir(work.path()).expect("dir").count(), 0);
 }

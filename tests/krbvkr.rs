@@ -14,7 +14,7 @@ use dtz50::{
     value::{Dtz, Rule, Wdl},
 };
 use rayon::prelude::*;
-use shakmaty::{Color, Setup};
+use shakmaty::Color;
 use shakmaty_syzygy::MaybeRounded;
 use tempfile::TempDir;
 
@@ -69,16 +69,7 @@ fn krbvkr_matches_syzygy_on_random_positions() {
         } else {
             Color::Black
         };
-        let placement = layout.decode(index);
-        if layout.overlaps(&placement) {
-            continue;
-        }
-        let setup = Setup {
-            board: layout.board(&placement),
-            turn,
-            ..Setup::empty()
-        };
-        let Some(pos) = common::position(setup) else {
+        let Some(pos) = layout.position(&layout.decode(index), turn) else {
             continue;
         };
         compared += 1;

@@ -18,7 +18,7 @@ use dtz50::{
 };
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use shakmaty::{Chess, Color, Position, Setup, Square};
+use shakmaty::{CastlingMode, Chess, Color, FromSetup, Position, Setup, Square};
 use shakmaty_syzygy::{MaybeRounded, Tablebase as SyzygyTablebase};
 
 #[derive(Default, Debug)]
@@ -92,7 +92,7 @@ fn with_en_passant(pos: &Chess) -> Vec<Chess> {
             ep_square: Some(over),
             ..pos.to_setup(shakmaty::EnPassantMode::Always)
         };
-        if let Some(p) = common::position(setup)
+        if let Ok(p) = Chess::from_setup(setup, CastlingMode::Standard)
             && p.legal_ep_square().is_some()
         {
             out.push(p);
@@ -126,17 +126,8 @@ fn compare_indices(
     let mut tally = Tally::default();
     for &index in indices {
         let placement = layout.decode(TableIndex(index));
-        if layout.overlaps(&placement) {
-            continue;
-        }
         for turn in Color::ALL {
-            let setup = Setup {
-                board: layout.board(&placement),
-                turn,
-                ..Setup::empty()
-            };
-            // Positions whose side not to move is in check are not legal.
-            let Some(pos) = common::position(setup) else {
+            let Some(pos) = layout.position(&placement, turn) else {
                 continue;
             };
             tally.compared += 1;

@@ -12,7 +12,7 @@ use dtz50::{
     table::TableSet,
     value::Rule,
 };
-use shakmaty::{CastlingMode, Chess, FromSetup, PositionError, Setup};
+use shakmaty::{CastlingMode, Chess};
 use shakmaty_syzygy::Tablebase as SyzygyTablebase;
 
 /// The reference Syzygy directory: `DTZ50_SYZYGY_3_4` or ../shared/syzygy/3-4.
@@ -62,14 +62,6 @@ pub fn solve_set(targets: &[Material], rule: Rule) -> TableSet {
         set.insert(table);
     }
     set
-}
-
-/// A position from a setup, accepting checks that cannot arise in a game
-/// (Syzygy tables include them).
-pub fn position(setup: Setup) -> Option<Chess> {
-    Chess::from_setup(setup, CastlingMode::Standard)
-        .or_else(PositionError::ignore_impossible_check)
-        .ok()
 }
 
 /// Generate `targets` (and sub-tables) as files into `dir` and open them.
