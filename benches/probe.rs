@@ -1,7 +1,8 @@
 //! Probe latency, hot cache, one thread: WDL and DTZ on the same 100,000
 //! random legal positions of KQvKR and KRPvK, for dtz50 (tables in
 //! `DTZ50_TABLES`, default `tables/`, generated there if missing) and for
-//! shakmaty-syzygy on the reference tables (`../shared/syzygy/3-4`).
+//! shakmaty-syzygy on the reference tables (`../shared/syzygy/3-4`, through
+//! its memory-mapped filesystem).
 
 use std::path::PathBuf;
 
@@ -52,7 +53,11 @@ fn probe(c: &mut Criterion) {
     generate(&targets, &options, &|_| {}).expect("tables generated");
     let ours = Tablebase::open(&dir, Rule::Fifty).expect("tables open");
     let reference = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/syzygy/3-4");
-    let mut syzygy = shakmaty_syzygy::Tablebase::<Chess>::new();
+    // Safety: the reference files are read-only inputs that nothing
+    // modifies or truncates while the benchmark runs (shakmaty-syzygy's
+    // contract for memory-mapped tables). The only unsafe outside
+    // `src/storage.rs`, and in a benchmark, not in dtz50 itself.
+    let mut syzygy = unsafe { shakmaty_syzygy::Tablebase::<Chess>::with_mmap_filesystem() };
     let have_syzygy = syzygy.add_directory(&reference).is_ok();
 
     let mut group = c.benchmark_group("probe");
