@@ -63,6 +63,9 @@ pub enum Event<'a> {
     Plan(&'a [Material]),
     /// A finished file was found and kept.
     Skipped(Material, &'a Path),
+    /// A file was found but cannot be used (truncated, corrupt); it is
+    /// rebuilt.
+    Rebuilding(Material, &'a Path, String),
     /// A table is being solved.
     Solving(Material, Progress),
     /// A table is being compressed and written.
@@ -121,17 +124,21 @@ pub fn generate(
     let mut summaries = Vec::new();
     for material in plan {
         let path = tablebase.path_of(&material);
-        if let Ok(existing) = open_file(&path) {
-            let got = existing.header().rule;
-            if got != options.rule {
-                return Err(GenerateError::RuleMismatch {
-                    path,
-                    expected: options.rule,
-                    got,
-                });
+        match open_file(&path) {
+            Ok(existing) => {
+                let got = existing.header().rule;
+                if got != options.rule {
+                    return Err(GenerateError::RuleMismatch {
+                        path,
+                        expected: options.rule,
+                        got,
+                    });
+                }
+                on_event(Event::Skipped(material, &path));
+                continue;
             }
-            on_event(Event::Skipped(material, &path));
-            continue;
+            Err(e) if path.exists() => on_event(Event::Rebuilding(material, &path, e.to_string())),
+            Err(_) => {}
         }
         let started = Instant::now();
         let solve_options = SolveOptions {

@@ -287,11 +287,6 @@ impl Layout {
         self.slice_levels[slice]
     }
 
-    /// Whether the table has pawns (mirror symmetry only).
-    pub fn has_pawns(&self) -> bool {
-        self.pawns > 0
-    }
-
     /// The index step of moving the piece in `slot` by one square, when
     /// moving it keeps the canonical frame: free pieces always, kings only
     /// in pawn tables. `None` for pawns and for kings of pawnless tables.

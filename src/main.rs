@@ -280,6 +280,12 @@ impl Reporter {
                 ));
                 self.advance();
             }
+            Event::Rebuilding(material, path, reason) => {
+                self.println(&format!(
+                    "{material}: {} is unusable ({reason}), rebuilding",
+                    path.display()
+                ));
+            }
             Event::Solving(material, progress) => {
                 if let Some(bar) = &self.bar {
                     bar.set_message(progress_text(material, progress));

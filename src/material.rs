@@ -110,11 +110,6 @@ impl Material {
         }
     }
 
-    /// Whether both sides have the same pieces (`KRvKR`).
-    pub fn is_symmetric(&self) -> bool {
-        self.by_color.white == self.by_color.black
-    }
-
     /// Pieces in index order: all of White's by [`ROLE_ORDER`], then Black's.
     pub fn pieces(&self) -> Vec<Piece> {
         let mut out = Vec::with_capacity(self.total());

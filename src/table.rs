@@ -223,11 +223,6 @@ impl TableSet {
     pub fn get(&self, material: &Material) -> Option<&Table> {
         self.tables.get(material)
     }
-
-    /// Whether the set holds a table for `material`.
-    pub fn contains(&self, material: &Material) -> bool {
-        self.tables.contains_key(material)
-    }
 }
 
 impl StoredValues for TableSet {

@@ -139,17 +139,6 @@ impl Wdl {
         self as i8
     }
 
-    /// The same outcome seen by the other side.
-    pub const fn flip(self) -> Wdl {
-        match self {
-            Wdl::Loss => Wdl::Win,
-            Wdl::BlessedLoss => Wdl::CursedWin,
-            Wdl::Draw => Wdl::Draw,
-            Wdl::CursedWin => Wdl::BlessedLoss,
-            Wdl::Win => Wdl::Loss,
-        }
-    }
-
     /// Words for people: "win", "cursed win", ...
     pub const fn name(self) -> &'static str {
         match self {

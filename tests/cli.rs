@@ -73,6 +73,25 @@ fn generate_prints_a_summary_per_table_and_skips_finished_ones() {
         .expect("runs");
     assert!(again.status.success());
     assert!(String::from_utf8_lossy(&again.stdout).contains("KRvK: already built"));
+    let file = dir.path().join("KRvK.dtz50");
+    let bytes = std::fs::read(&file).expect("file");
+    std::fs::write(&file, &bytes[..bytes.len() - 7]).expect("truncate");
+    let rebuilt = dtz50()
+        .args(["generate", "KRvK", "--out"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(rebuilt.status.success());
+    assert!(
+        String::from_utf8_lossy(&rebuilt.stdout).contains("KRvK.dtz50 is unusable (corrupt table"),
+        "{}",
+        String::from_utf8_lossy(&rebuilt.stdout)
+    );
+    assert_eq!(
+        std::fs::read(&file).expect("file"),
+        bytes,
+        "rebuilt byte for byte"
+    );
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .expect("dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
