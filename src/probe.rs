@@ -22,7 +22,7 @@ use std::{
     collections::HashMap,
     io,
     path::{Path, PathBuf},
-    sync::{Arc, RwLock},
+    sync::OnceLock,
 };
 
 use memmap2::Mmap;
@@ -105,14 +105,14 @@ pub struct RankedMove {
     pub outcome: Outcome,
 }
 
-type OpenTable = Arc<TableFile<Mmap>>;
-
 /// Lazily opened table files in one directory, for one rule.
 #[derive(Debug)]
 pub struct Tablebase {
     dir: PathBuf,
     rule: Rule,
-    tables: RwLock<HashMap<Material, OpenTable>>,
+    /// One slot per table of up to [`MAX_PIECES`] pieces, filled on first
+    /// use (never with a failure, so a table generated later is found).
+    tables: HashMap<Material, OnceLock<TableFile<Mmap>>>,
 }
 
 impl Tablebase {
@@ -129,7 +129,10 @@ impl Tablebase {
         Ok(Tablebase {
             dir,
             rule,
-            tables: RwLock::new(HashMap::new()),
+            tables: Material::all_up_to(MAX_PIECES)
+                .into_iter()
+                .map(|m| (m, OnceLock::new()))
+                .collect(),
         })
     }
 
@@ -152,16 +155,18 @@ impl Tablebase {
     ///
     /// # Errors
     /// Missing, unreadable, corrupt or of another rule.
-    pub fn table(&self, material: &Material) -> Result<OpenTable, ProbeError> {
-        if let Some(t) = self.tables.read().expect("lock").get(material) {
-            return Ok(Arc::clone(t));
+    pub fn table(&self, material: &Material) -> Result<&TableFile<Mmap>, ProbeError> {
+        let missing = || ProbeError::MissingTable {
+            material: *material,
+            dir: self.dir.clone(),
+        };
+        let slot = self.tables.get(material).ok_or_else(missing)?;
+        if let Some(table) = slot.get() {
+            return Ok(table);
         }
         let path = self.path_of(material);
         if !path.is_file() {
-            return Err(ProbeError::MissingTable {
-                material: *material,
-                dir: self.dir.clone(),
-            });
+            return Err(missing());
         }
         let table = open_file(&path)?;
         if table.header().rule != self.rule {
@@ -171,12 +176,8 @@ impl Tablebase {
                 got: table.header().rule,
             });
         }
-        let table = Arc::new(table);
-        self.tables
-            .write()
-            .expect("lock")
-            .insert(*material, Arc::clone(&table));
-        Ok(table)
+        // Another thread may have opened it meanwhile; either copy will do.
+        Ok(slot.get_or_init(|| table))
     }
 
     /// WDL with the clock at zero.
@@ -269,7 +270,7 @@ impl Tablebase {
         &self,
         board: &Board,
         turn: Color,
-    ) -> Result<(OpenTable, Color, TableIndex), ProbeError> {
+    ) -> Result<(&TableFile<Mmap>, Color, TableIndex), ProbeError> {
         let material = Material::from_board(board).normalized();
         let table = self.table(&material)?;
         let (turn, index) = table
