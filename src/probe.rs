@@ -193,7 +193,7 @@ impl Tablebase {
             let (table, turn, index) = self.place(pos.board(), pos.turn())?;
             return table
                 .wdl(turn, index)
-                .map_err(|source| self.corrupt(&table, source));
+                .map_err(|source| self.corrupt(table, source));
         }
         Ok(Wdl::from_dtz(self.probe_dtz(pos)?, self.rule))
     }
@@ -347,9 +347,9 @@ impl Tablebase {
                 message: other.to_string(),
             },
         })?;
-        read(&table, turn, index).map_err(|source| LookupError::Table {
+        read(table, turn, index).map_err(|source| LookupError::Table {
             material: table.header().material,
-            message: self.corrupt(&table, source).to_string(),
+            message: self.corrupt(table, source).to_string(),
         })
     }
 }
