@@ -362,3 +362,22 @@ fn adjudicate_reports_events_per_game_and_names_a_bad_game() {
         lines[1]
     );
 }
+
+#[test]
+fn line_to_mate_goes_through_promotion() {
+    let (code, stdout, _) = run(
+        &["line", "--to-mate", "8/8/8/8/8/8/P7/K6k w - - 0 1"],
+        tables().path(),
+    );
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[1], "1. a3 (clock 0)");
+    let promotion = lines
+        .iter()
+        .find(|l| l.contains("=Q"))
+        .expect("the pawn promotes");
+    assert!(promotion.ends_with("(clock 0)"), "{promotion}");
+    assert_eq!(lines[lines.len() - 1], "checkmate");
+    let (_, short, _) = run(&["line", "8/8/8/8/8/8/P7/K6k w - - 0 1"], tables().path());
+    assert_eq!(short.lines().last(), Some("zeroing move reached"));
+}
