@@ -207,7 +207,7 @@ impl Tablebase {
         if pos.board().occupied().count() > 2 {
             // Open the position's own table first, so that its errors
             // (missing, corrupt, other rule) come back with all their facts.
-            self.place(pos.board(), pos.turn())?;
+            self.table(&Material::from_board(pos.board()).normalized())?;
         }
         resolve_dtz(self, pos).map_err(|e| self.lookup_error(e))
     }
