@@ -379,6 +379,16 @@ impl Layout {
         Placement { squares }
     }
 
+    /// Turn the placement at `index - 1` into the one at `index` (cheaper
+    /// than [`Layout::decode`] when only the last free piece moves).
+    pub fn step(&self, placement: &mut Placement, index: TableIndex) {
+        if self.free > 0 && !index.0.is_multiple_of(64) {
+            placement.squares[1 + self.free] += 1;
+        } else {
+            *placement = self.decode(index);
+        }
+    }
+
     /// Where a position stands in this table: the side to move and index in
     /// the table's colours (flipping the board if the colours are swapped).
     /// `None` if the material is not this table's.

@@ -38,6 +38,7 @@ pub mod generate;
 pub mod index;
 pub mod material;
 pub mod probe;
+mod seed;
 pub mod solve;
 pub mod storage;
 pub mod table;

@@ -71,6 +71,15 @@ impl Material {
         }
     }
 
+    /// The material of a list of pieces.
+    pub fn from_pieces(pieces: impl IntoIterator<Item = Piece>) -> Material {
+        let mut by_color = ByColor::<ByRole<u8>>::default();
+        for piece in pieces {
+            *by_color.get_mut(piece.color).get_mut(piece.role) += 1;
+        }
+        Material { by_color }
+    }
+
     /// Count of `piece`.
     pub fn count(&self, piece: Piece) -> u8 {
         *self.by_color.get(piece.color).get(piece.role)

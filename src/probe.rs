@@ -31,10 +31,10 @@ use thiserror::Error;
 
 use crate::{
     format::{EXTENSION, FormatError, TableFile},
-    index::TableIndex,
+    index::{Layout, TableIndex},
     material::{MAX_PIECES, Material},
     storage::map_file,
-    table::{LookupError, StoredValues, resolve_dtz, zeroing_score},
+    table::{IndexedValues, LookupError, StoredValues, resolve_dtz, zeroing_score},
     value::{Dtz, Outcome, Rule, Verdict, Wdl},
 };
 
@@ -354,9 +354,35 @@ impl Tablebase {
     }
 }
 
+impl<D: AsRef<[u8]> + Sync> IndexedValues for TableFile<D> {
+    fn layout(&self) -> &Layout {
+        TableFile::layout(self)
+    }
+
+    fn wdl_at(&self, turn: Color, index: TableIndex) -> Result<Wdl, LookupError> {
+        self.wdl(turn, index).map_err(|source| LookupError::Table {
+            material: self.header().material,
+            message: source.to_string(),
+        })
+    }
+}
+
 impl StoredValues for Tablebase {
     fn rule(&self) -> Rule {
         self.rule
+    }
+
+    fn indexed(&self, material: &Material) -> Result<&dyn IndexedValues, LookupError> {
+        match self.table(material) {
+            Ok(table) => Ok(table),
+            Err(ProbeError::MissingTable { material, .. }) => {
+                Err(LookupError::MissingTable { material })
+            }
+            Err(other) => Err(LookupError::Table {
+                material: *material,
+                message: other.to_string(),
+            }),
+        }
     }
 
     fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, LookupError> {

@@ -8,16 +8,19 @@
 //!
 //! For each level:
 //!
-//! 1. **Seed** (parallel over the level's cells). Overlapping placements
-//!    and positions whose side not to move is in check are
-//!    [`Cell::ILLEGAL`]. Positions without moves are mated or stalemate.
-//!    Every zeroing move (capture, pawn move, promotion) is scored from the
-//!    value of the position it reaches (sub-tables, or a higher level of
-//!    this table; en passant as in [`crate::table`]). A position decided by
-//!    its zeroing moves alone (win in 1, or no quiet move) gets its final
-//!    DTZ; the others are `UNKNOWN_*`, remembering what their zeroing moves
-//!    guarantee.
-//! 2. **Plies** `k = 1, 2, ...`, each a set of parallel passes:
+//! 1. **Seed** (parallel over the level's cells, see [`crate::seed`]).
+//!    Overlapping placements and positions whose side not to move is in
+//!    check are [`Cell::ILLEGAL`]. Positions without moves are mated or
+//!    stalemate. Every zeroing move (capture, pawn move, promotion) is
+//!    scored from the value of the position it reaches (sub-tables, or a
+//!    higher level of this table, read by index; en passant as in
+//!    [`crate::table`]). A position decided by its zeroing moves alone (win
+//!    in 1, or no quiet move) gets its final DTZ; the others are
+//!    `UNKNOWN_*`, remembering what their zeroing moves guarantee.
+//! 2. **Plies** `k = 1, 2, ...`, each a set of parallel passes that start
+//!    from the positions valued `k - 1`: those the previous ply decided
+//!    (kept in lists, so quiet plies cost little), or, for the values the
+//!    seed produces (mated, ±1, ±(L + 1)), a scan of the cells:
 //!    * *wins*: every unknown predecessor (by a quiet unmove) of a position
 //!      lost in `k - 1` (mated, for `k = 1`) is won in `k`;
 //!    * *losses*: predecessors of positions won in `k - 1` are marked in a
@@ -32,10 +35,11 @@
 //!    what is still unknown is a draw.
 //!
 //! Every pass writes each cell at most once with a value that does not
-//! depend on thread timing, so the result is the same for any thread
-//! count. Quiet moves and unmoves of pieces are the same squares (pieces
-//! move reversibly), generated from attack bitboards; for everything but a
-//! king of a pawnless table the index changes by `(to - from) · stride`.
+//! depend on thread timing (a compare-and-swap decides which thread lists
+//! a new win), so the result is the same for any thread count. Quiet moves
+//! and unmoves of pieces are the same squares (pieces move reversibly),
+//! generated from attack bitboards; for everything but a king of a
+//! pawnless table the index changes by `(to - from) · stride`.
 
 use std::{
     io,
@@ -52,8 +56,9 @@ use thiserror::Error;
 use crate::{
     index::{Layout, Placement, TableIndex},
     material::Material,
+    seed::Seeder,
     storage::WorkArray,
-    table::{LookupError, StoredValues, Table, zeroing_score},
+    table::{IndexedValues, LookupError, StoredValues, Table, zeroing_score},
     value::{Cell, Dtz, Rule, Wdl},
 };
 
@@ -179,10 +184,32 @@ struct Level {
     chunks: Vec<Range<u64>>,
 }
 
+/// Where a ply finds the positions valued `k - 1` that it starts from.
+enum Frontier {
+    /// Scan the level's cells for this value (after the seed, whose values
+    /// are not listed anywhere).
+    Scan(ByColor<Cell>),
+    /// The positions the previous ply decided, by side to move.
+    Listed(ByColor<Vec<u32>>),
+}
+
+/// What one ply decided: new wins and new losses, by side to move.
+struct PlyResult {
+    won: ByColor<Vec<u32>>,
+    lost: ByColor<Vec<u32>>,
+}
+
+impl PlyResult {
+    fn changed(&self) -> usize {
+        self.won.iter().chain(self.lost.iter()).map(Vec::len).sum()
+    }
+}
+
 impl Solver<'_> {
     fn run(&self, progress: &(dyn Fn(Progress) + Sync)) -> Result<(), LookupError> {
         let levels = self.levels();
         let count = levels.len();
+        let special = self.rule.limit().map(|l| l + 1);
         for (done, level) in levels.iter().enumerate() {
             progress(Progress::Seed {
                 level: done,
@@ -190,8 +217,11 @@ impl Solver<'_> {
             });
             self.seed(level)?;
             let mut k: i16 = 1;
+            let mut previous: Option<PlyResult> = None;
             loop {
-                let changed = self.ply(level, k);
+                let (won, lost) = self.frontiers(k, special, previous.take());
+                let result = self.ply(level, k, special == Some(k), &won, &lost);
+                let changed = result.changed();
                 progress(Progress::Ply {
                     level: done,
                     levels: count,
@@ -201,17 +231,50 @@ impl Solver<'_> {
                 // positions without quiet moves, ±(L + 1) (so ply L + 2
                 // runs); otherwise a ply that changes nothing leaves the
                 // next one nothing to start from.
-                let special = self.rule.limit().map(|l| l + 1);
-                k = match special {
+                let next = match special {
                     _ if changed > 0 || k < 2 => k + 1,
                     Some(s) if k < s => s,
                     Some(s) if k == s => s + 1,
                     _ => break,
                 };
+                if next == k + 1 {
+                    previous = Some(result);
+                }
+                k = next;
             }
             self.finalize(level);
         }
         Ok(())
+    }
+
+    /// The positions ply `k` starts from: (won in `k - 1`, lost in
+    /// `k - 1`). Values the seed can produce (mated, ±1, ±(L + 1)) are
+    /// found by scanning; others were listed by the previous ply (`None`
+    /// after a jump, when nothing holds `k - 1`).
+    fn frontiers(
+        &self,
+        k: i16,
+        special: Option<i16>,
+        previous: Option<PlyResult>,
+    ) -> (Frontier, Frontier) {
+        let seeded = k <= 2 || special.is_some_and(|s| k == s + 1);
+        if k == 1 {
+            (
+                Frontier::Listed(ByColor::default()),
+                Frontier::Scan(ByColor::new_with(|_| Cell::MATED)),
+            )
+        } else if seeded {
+            (
+                Frontier::Scan(ByColor::new_with(|_| Cell(k - 1))),
+                Frontier::Scan(ByColor::new_with(|_| Cell(-(k - 1)))),
+            )
+        } else {
+            let result = previous.unwrap_or(PlyResult {
+                won: ByColor::default(),
+                lost: ByColor::default(),
+            });
+            (Frontier::Listed(result.won), Frontier::Listed(result.lost))
+        }
     }
 
     /// Levels, most advanced pawns first (one level for pawnless tables).
@@ -250,11 +313,31 @@ impl Solver<'_> {
         self.cells.get(turn)[index as usize].store(cell.0, Ordering::Relaxed);
     }
 
+    /// Set an unknown cell to `cell`; false if it was not unknown (or
+    /// another thread set it first).
+    fn claim(&self, turn: Color, index: u64, cell: Cell) -> bool {
+        let slot = &self.cells.get(turn)[index as usize];
+        let old = slot.load(Ordering::Relaxed);
+        Cell(old).is_unknown()
+            && slot
+                .compare_exchange(old, cell.0, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+    }
+
     fn seed(&self, level: &Level) -> Result<(), LookupError> {
+        let seeder = Seeder::new(self.layout, self.rule, self)?;
         level.chunks.par_iter().try_for_each(|range| {
-            for turn in Color::ALL {
-                for index in range.clone() {
-                    let cell = self.initial_cell(turn, index)?;
+            let mut placement = self.layout.decode(TableIndex(range.start));
+            for index in range.clone() {
+                if index > range.start {
+                    self.layout.step(&mut placement, TableIndex(index));
+                }
+                let cells = seeder.cells(&placement.squares)?;
+                for turn in Color::ALL {
+                    let cell = match *cells.get(turn) {
+                        Some(cell) => cell,
+                        None => self.general_cell(&placement, turn)?,
+                    };
                     self.store(turn, index, cell);
                 }
             }
@@ -262,9 +345,10 @@ impl Solver<'_> {
         })
     }
 
-    fn initial_cell(&self, turn: Color, index: u64) -> Result<Cell, LookupError> {
-        let placement = self.layout.decode(TableIndex(index));
-        let Some(pos) = self.layout.position(&placement, turn) else {
+    /// The initial cell through shakmaty's move generation and
+    /// [`zeroing_score`] (positions whose value involves en passant).
+    fn general_cell(&self, placement: &Placement, turn: Color) -> Result<Cell, LookupError> {
+        let Some(pos) = self.layout.position(placement, turn) else {
             return Ok(Cell::ILLEGAL);
         };
         let moves = pos.legal_moves();
@@ -289,84 +373,138 @@ impl Solver<'_> {
         })
     }
 
-    /// One ply: wins in `k`, then losses in `k`. Returns how many cells
-    /// changed.
-    fn ply(&self, level: &Level, k: i16) -> u64 {
-        let special = self.rule.limit().map(|l| l + 1) == Some(k);
-        let mut changed = 0;
-        for winner in Color::ALL {
-            let lost_in = if k == 1 { Cell::MATED } else { Cell(-(k - 1)) };
-            changed += level
-                .chunks
-                .par_iter()
-                .map(|range| self.wins(winner, lost_in, k, special, range.clone()))
-                .sum::<u64>();
-        }
-        for loser in Color::ALL {
-            if k >= 2 || special {
-                level.chunks.par_iter().for_each(|range| {
-                    self.mark_candidates(loser, Cell(k - 1), special, range.clone());
+    /// Run `visit` on every position of `frontier` for side `turn`, in
+    /// parallel, and gather what it lists.
+    fn gather(
+        &self,
+        level: &Level,
+        frontier: &Frontier,
+        turn: Color,
+        visit: impl Fn(u64, &mut Vec<u32>) + Sync,
+    ) -> Vec<u32> {
+        let parts: Vec<Vec<u32>> = match frontier {
+            Frontier::Scan(values) => {
+                let value = *values.get(turn);
+                level
+                    .chunks
+                    .par_iter()
+                    .map(|range| {
+                        let mut out = Vec::new();
+                        for index in range.clone() {
+                            if self.load(turn, index) == value {
+                                visit(index, &mut out);
+                            }
+                        }
+                        out
+                    })
+                    .collect()
+            }
+            Frontier::Listed(lists) => lists
+                .get(turn)
+                .par_chunks(CHUNK as usize)
+                .map(|chunk| {
+                    let mut out = Vec::new();
+                    for &index in chunk {
+                        visit(u64::from(index), &mut out);
+                    }
+                    out
+                })
+                .collect(),
+        };
+        parts.concat()
+    }
+
+    /// Every index of `level` whose `turn` cell is `value`, after `visit`
+    /// (which may change the cell and list it).
+    fn scan_level(
+        &self,
+        level: &Level,
+        turn: Color,
+        value: Cell,
+        visit: impl Fn(u64, &mut Vec<u32>) + Sync,
+    ) -> Vec<u32> {
+        self.gather(
+            level,
+            &Frontier::Scan(ByColor::new_with(|_| value)),
+            turn,
+            visit,
+        )
+    }
+
+    /// One ply: wins in `k`, then losses in `k`.
+    fn ply(
+        &self,
+        level: &Level,
+        k: i16,
+        special: bool,
+        won: &Frontier,
+        lost: &Frontier,
+    ) -> PlyResult {
+        let new_wins = ByColor::new_with(|winner| {
+            // Predecessors of the opponent's positions lost in k - 1.
+            let mut wins = self.gather(level, lost, winner.other(), |index, out| {
+                let placement = self.layout.decode(TableIndex(index));
+                self.quiet_neighbours(&placement, index, winner, |pred| {
+                    if self.claim(winner, pred, Cell(k)) {
+                        out.push(pred as u32);
+                    }
+                    true
+                });
+            });
+            if special {
+                wins.extend(self.scan_level(
+                    level,
+                    winner,
+                    Cell::UNKNOWN_CURSED_WIN,
+                    |index, out| {
+                        if self.claim(winner, index, Cell(k)) {
+                            out.push(index as u32);
+                        }
+                    },
+                ));
+            }
+            wins
+        });
+        let new_losses = ByColor::new_with(|loser| {
+            // Candidates (marked in a bit set, which also removes
+            // duplicates): predecessors of the opponent's positions won in
+            // k - 1, and at the special ply the positions whose zeroing
+            // moves reach a blessed loss.
+            self.gather(level, won, loser.other(), |index, _| {
+                let placement = self.layout.decode(TableIndex(index));
+                self.quiet_neighbours(&placement, index, loser, |pred| {
+                    if loss_floor(self.load(loser, pred), self.rule).is_some() {
+                        self.candidates.get(loser).set_aliased(pred as usize, true);
+                    }
+                    true
+                });
+            });
+            if special {
+                self.scan_level(level, loser, Cell::UNKNOWN_BLESSED_LOSS, |index, _| {
+                    self.candidates.get(loser).set_aliased(index as usize, true);
                 });
             }
-            changed += level
+            let parts: Vec<Vec<u32>> = level
                 .chunks
                 .par_iter()
                 .map(|range| self.losses(loser, k, range.clone()))
-                .sum::<u64>();
-        }
-        changed
-    }
-
-    /// Predecessors of `winner`'s opponent's positions valued `lost_in` win in `k`.
-    fn wins(&self, winner: Color, lost_in: Cell, k: i16, special: bool, range: Range<u64>) -> u64 {
-        let mut changed = 0;
-        for index in range {
-            if special && self.load(winner, index) == Cell::UNKNOWN_CURSED_WIN {
-                self.store(winner, index, Cell(k));
-                changed += 1;
-            }
-            if self.load(winner.other(), index) != lost_in {
-                continue;
-            }
-            let placement = self.layout.decode(TableIndex(index));
-            self.quiet_neighbours(&placement, index, winner, |pred| {
-                if self.load(winner, pred).is_unknown() {
-                    self.store(winner, pred, Cell(k));
-                    changed += 1;
-                }
-                true
-            });
-        }
-        changed
-    }
-
-    /// Mark `loser`'s positions that may have become lost: predecessors of
-    /// the opponent's positions valued `won_in`, and at the special ply every
-    /// position whose zeroing moves reach a blessed loss.
-    fn mark_candidates(&self, loser: Color, won_in: Cell, special: bool, range: Range<u64>) {
-        let bits = self.candidates.get(loser);
-        for index in range {
-            if special && self.load(loser, index) == Cell::UNKNOWN_BLESSED_LOSS {
-                bits.set_aliased(index as usize, true);
-            }
-            if won_in.0 < 1 || self.load(loser.other(), index) != won_in {
-                continue;
-            }
-            let placement = self.layout.decode(TableIndex(index));
-            self.quiet_neighbours(&placement, index, loser, |pred| {
-                if loss_floor(self.load(loser, pred), self.rule).is_some() {
-                    bits.set_aliased(pred as usize, true);
-                }
-                true
-            });
+                .collect();
+            parts.concat()
+        });
+        PlyResult {
+            won: new_wins,
+            lost: new_losses,
         }
     }
 
-    /// Forward-check the candidates in `range`; clears their bits.
-    fn losses(&self, loser: Color, k: i16, range: Range<u64>) -> u64 {
+    /// Forward-check the candidates in `range` (clearing their marks): a
+    /// candidate is lost in `k` if all its quiet moves reach known wins for
+    /// the opponent, the longest in `k - 1`, and its zeroing moves force no
+    /// longer loss. Returns the new losses.
+    fn losses(&self, loser: Color, k: i16, range: Range<u64>) -> Vec<u32> {
         let bits = self.candidates.get(loser);
         let slice = &bits[range.start as usize..range.end as usize];
-        let mut changed = 0;
+        let mut lost_now = Vec::new();
         for offset in slice.iter_ones() {
             slice.set_aliased(offset, false);
             let index = range.start + offset as u64;
@@ -394,10 +532,10 @@ impl Solver<'_> {
             });
             if lost && longest <= k {
                 self.store(loser, index, Cell(-longest));
-                changed += 1;
+                lost_now.push(index as u32);
             }
         }
-        changed
+        lost_now
     }
 
     fn finalize(&self, level: &Level) {
@@ -413,11 +551,6 @@ impl Solver<'_> {
             }
         });
     }
-
-    /// Call `visit` with the index (in the opponent's array for a forward
-    /// move, in `mover`'s for an unmove: the squares are the same) of every
-    /// position reached by a quiet move of a `mover` piece other than a
-    /// pawn. Stops when `visit` returns false.
     fn quiet_neighbours(
         &self,
         placement: &Placement,
@@ -476,9 +609,30 @@ fn loss_floor(cell: Cell, rule: Rule) -> Option<i16> {
     }
 }
 
+impl IndexedValues for Solver<'_> {
+    fn layout(&self) -> &Layout {
+        self.layout
+    }
+
+    fn wdl_at(&self, turn: Color, TableIndex(index): TableIndex) -> Result<Wdl, LookupError> {
+        let dtz = self.load(turn, index).value().ok_or(LookupError::NoValue {
+            material: self.layout.material(),
+        })?;
+        Ok(Wdl::from_dtz(dtz, self.rule))
+    }
+}
+
 impl StoredValues for Solver<'_> {
     fn rule(&self) -> Rule {
         self.rule
+    }
+
+    fn indexed(&self, material: &Material) -> Result<&dyn IndexedValues, LookupError> {
+        if *material == self.layout.material() {
+            Ok(self)
+        } else {
+            self.subtables.indexed(material)
+        }
     }
 
     fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, LookupError> {

@@ -58,9 +58,30 @@ pub enum LookupError {
     },
 }
 
+/// One solved table read by index: what the solver needs to score
+/// captures, pawn moves and promotions without building positions.
+pub trait IndexedValues: Sync {
+    /// The table's index scheme.
+    fn layout(&self) -> &Layout;
+
+    /// The WDL stored at `index` with `turn` to move (the table's colours).
+    ///
+    /// # Errors
+    /// [`LookupError::NoValue`] if the cell holds no final value, or what
+    /// the store reports (a corrupt file).
+    fn wdl_at(&self, turn: Color, index: TableIndex) -> Result<Wdl, LookupError>;
+}
+
 /// A store of solved tables that can answer "what is stored for this
 /// placement?".
 pub trait StoredValues {
+    /// The table of a normalised material, read by index.
+    ///
+    /// # Errors
+    /// [`LookupError::MissingTable`] if the store does not have it, or the
+    /// store's reason it cannot be read.
+    fn indexed(&self, material: &Material) -> Result<&dyn IndexedValues, LookupError>;
+
     /// The rule the tables were built for.
     fn rule(&self) -> Rule;
 
@@ -196,6 +217,21 @@ impl Table {
     }
 }
 
+impl IndexedValues for Table {
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn wdl_at(&self, turn: Color, index: TableIndex) -> Result<Wdl, LookupError> {
+        let material = self.layout.material();
+        let dtz = self
+            .cell(turn, index)
+            .value()
+            .ok_or(LookupError::NoValue { material })?;
+        Ok(Wdl::from_dtz(dtz, self.rule))
+    }
+}
+
 /// Solved tables by material, as a [`StoredValues`] store.
 #[derive(Debug, Default)]
 pub struct TableSet {
@@ -228,6 +264,15 @@ impl TableSet {
 impl StoredValues for TableSet {
     fn rule(&self) -> Rule {
         self.rule.unwrap_or(Rule::Fifty)
+    }
+
+    fn indexed(&self, material: &Material) -> Result<&dyn IndexedValues, LookupError> {
+        match self.tables.get(material) {
+            Some(table) => Ok(table),
+            None => Err(LookupError::MissingTable {
+                material: *material,
+            }),
+        }
     }
 
     fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, LookupError> {

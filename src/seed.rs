@@ -1,0 +1,547 @@
+//! The seed pass: the first value of every position, from its own moves.
+//!
+//! Before the ply loop the solver needs, for every position and side to
+//! move: is it legal, is the side to move mated or stalemated, and what do
+//! its zeroing moves (captures, pawn moves, promotions) guarantee? The
+//! [`Seeder`] answers this on bitboards, without building a
+//! [`shakmaty::Chess`] per position: it generates the side to move's moves
+//! from attack tables, tests each for leaving its own king attacked, and
+//! scores a zeroing move by reading the WDL of the position it reaches
+//! straight from the destination table by index (sub-tables, or a higher
+//! pawn level of this table). A quiet move only has to exist; the first
+//! legal one ends the search for quiet moves.
+//!
+//! One case is left to the general, slower path: a double pawn push next to
+//! an enemy pawn, whose value depends on the en-passant rules of
+//! [`crate::table`]. [`Seeder::cell`] returns `None` for such positions.
+
+use shakmaty::{Bitboard, ByColor, Color, Piece, Rank, Role, Square, attacks};
+
+use crate::{
+    index::{Layout, Placement},
+    material::{MAX_PIECES, Material},
+    table::{IndexedValues, LookupError, StoredValues},
+    value::{Cell, Dtz, Rule, Wdl},
+};
+
+/// A table that zeroing moves lead to.
+struct Target<'a> {
+    /// The material after the move, in the seeded table's colours.
+    material: Material,
+    /// Whether the destination table's White is the seeded table's Black.
+    flip: bool,
+    /// The destination table.
+    values: &'a dyn IndexedValues,
+}
+
+/// How to read the value after one kind of zeroing move: which table,
+/// and which of the seeded table's slots fills each of its slots.
+#[derive(Clone, Copy)]
+struct Route {
+    /// Index into the targets; `None` for bare kings (a draw).
+    target: Option<usize>,
+    /// For each destination slot, the seeded table's slot whose piece
+    /// (moved, if it is the mover) stands there.
+    from_slot: [u8; MAX_PIECES],
+}
+
+/// Routes are kept in a flat array keyed by (victim slot, promoted role),
+/// each with [`NO_SLOT`] / no promotion as an extra value.
+const NO_SLOT: usize = MAX_PIECES;
+const ROUTE_KEYS: usize = (MAX_PIECES + 1) * (PROMOTIONS.len() + 1);
+
+const PROMOTIONS: [Role; 4] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
+
+/// Computes initial cells of one table (see the module doc).
+pub(crate) struct Seeder<'a> {
+    layout: &'a Layout,
+    rule: Rule,
+    targets: Vec<Target<'a>>,
+    /// Routes by (mover slot, key), see [`route_key`].
+    routes: Vec<Option<Route>>,
+}
+
+impl<'a> Seeder<'a> {
+    /// A seeder for `layout`, reading destination tables (this one
+    /// included, for pawn moves) from `store`.
+    ///
+    /// # Errors
+    /// A destination table that `store` does not have.
+    pub(crate) fn new(
+        layout: &'a Layout,
+        rule: Rule,
+        store: &'a dyn StoredValues,
+    ) -> Result<Seeder<'a>, LookupError> {
+        let targets = destinations(layout.material())
+            .into_iter()
+            .map(|material| {
+                let normalized = material.normalized();
+                Ok(Target {
+                    material,
+                    flip: normalized != material,
+                    values: store.indexed(&normalized)?,
+                })
+            })
+            .collect::<Result<Vec<_>, LookupError>>()?;
+        let routes = routes(layout, &targets);
+        Ok(Seeder {
+            layout,
+            rule,
+            targets,
+            routes,
+        })
+    }
+
+    /// The initial cells of the placement `squares` with each side to
+    /// move; `None` where the general path must decide (en passant).
+    ///
+    /// # Errors
+    /// A destination value that cannot be read.
+    pub(crate) fn cells(
+        &self,
+        squares: &[u8; MAX_PIECES],
+    ) -> Result<ByColor<Option<Cell>>, LookupError> {
+        let pieces = self.layout.pieces();
+        let mut occupied = Bitboard::EMPTY;
+        let mut by_color = ByColor::<Bitboard>::default();
+        for (piece, &sq) in pieces.iter().zip(squares) {
+            let sq = Square::new(u32::from(sq));
+            if occupied.contains(sq) {
+                return Ok(ByColor::new_with(|_| Some(Cell::ILLEGAL)));
+            }
+            occupied.add(sq);
+            by_color.get_mut(piece.color).add(sq);
+        }
+        let mut attacks_of = [Bitboard::EMPTY; MAX_PIECES];
+        let mut attacked_by = ByColor::<Bitboard>::default();
+        for (slot, (piece, &sq)) in pieces.iter().zip(squares).enumerate() {
+            attacks_of[slot] = attacks::attacks(Square::new(u32::from(sq)), *piece, occupied);
+            *attacked_by.get_mut(piece.color) |= attacks_of[slot];
+        }
+        let position = Position {
+            seeder: self,
+            squares,
+            occupied,
+            by_color,
+            attacks_of,
+            attacked_by,
+        };
+        let white = position.cell(Color::White)?;
+        let black = position.cell(Color::Black)?;
+        Ok(ByColor { white, black })
+    }
+
+    /// The score of the zeroing move of `slot` (from `squares`) to `to`,
+    /// capturing `victim` and becoming `promoted`.
+    fn score(
+        &self,
+        squares: &[u8; MAX_PIECES],
+        slot: usize,
+        to: u8,
+        victim: Option<usize>,
+        promoted: Option<Role>,
+    ) -> Result<Dtz, LookupError> {
+        let key = route_key(slot, victim, promoted);
+        let route = self.routes[key].expect("every zeroing move has a route");
+        let Some(target) = route.target.map(|t| &self.targets[t]) else {
+            return Ok(Dtz::of_zeroing_move(Wdl::Draw, self.rule));
+        };
+        let layout = target.values.layout();
+        let flip = if target.flip { 56 } else { 0 };
+        let mut placement = Placement {
+            squares: [0; MAX_PIECES],
+        };
+        for (square, &from) in placement.squares[..layout.piece_count()]
+            .iter_mut()
+            .zip(&route.from_slot)
+        {
+            let from = usize::from(from);
+            *square = if from == slot { to } else { squares[from] } ^ flip;
+        }
+        let mover = self.layout.pieces()[slot].color;
+        let turn = if target.flip { mover } else { mover.other() };
+        let index = layout.encode(&placement).ok_or(LookupError::NoValue {
+            material: layout.material(),
+        })?;
+        Ok(Dtz::of_zeroing_move(
+            target.values.wdl_at(turn, index)?,
+            self.rule,
+        ))
+    }
+}
+
+fn route_key(slot: usize, victim: Option<usize>, promoted: Option<Role>) -> usize {
+    let victim = victim.unwrap_or(NO_SLOT);
+    let promoted = promoted.map_or(0, |r| {
+        1 + PROMOTIONS
+            .iter()
+            .position(|&p| p == r)
+            .expect("a promotion role")
+    });
+    (slot * (MAX_PIECES + 1) + victim) * (PROMOTIONS.len() + 1) + promoted
+}
+
+/// The route of every zeroing move a slot can make.
+fn routes(layout: &Layout, targets: &[Target<'_>]) -> Vec<Option<Route>> {
+    let pieces = layout.pieces();
+    let mut routes = vec![None; MAX_PIECES * ROUTE_KEYS];
+    for (slot, mover) in pieces.iter().enumerate() {
+        let victims = (0..pieces.len())
+            .filter(|&j| pieces[j].color != mover.color && pieces[j].role != Role::King)
+            .map(Some)
+            .chain([None]);
+        for victim in victims {
+            let promotions: Vec<Option<Role>> = if mover.role == Role::Pawn {
+                PROMOTIONS.iter().map(|&r| Some(r)).chain([None]).collect()
+            } else {
+                vec![None]
+            };
+            for promoted in promotions {
+                let after: Vec<(usize, Piece)> = (0..pieces.len())
+                    .filter(|&j| Some(j) != victim)
+                    .map(|j| {
+                        let mut piece = pieces[j];
+                        if j == slot {
+                            piece.role = promoted.unwrap_or(piece.role);
+                        }
+                        (j, piece)
+                    })
+                    .collect();
+                let route = if after.len() == 2 {
+                    Route {
+                        target: None,
+                        from_slot: [0; MAX_PIECES],
+                    }
+                } else {
+                    let material = Material::from_pieces(after.iter().map(|&(_, p)| p));
+                    let t = targets
+                        .iter()
+                        .position(|t| t.material == material)
+                        .expect("destinations cover every zeroing move");
+                    let target = &targets[t];
+                    let mut from_slot = [0u8; MAX_PIECES];
+                    let mut used = vec![false; after.len()];
+                    for (to_slot, piece) in target.values.layout().pieces().iter().enumerate() {
+                        let wanted = if target.flip {
+                            Piece {
+                                color: piece.color.other(),
+                                role: piece.role,
+                            }
+                        } else {
+                            *piece
+                        };
+                        let k = (0..after.len())
+                            .find(|&k| !used[k] && after[k].1 == wanted)
+                            .expect("the destination has this material");
+                        used[k] = true;
+                        from_slot[to_slot] = after[k].0 as u8;
+                    }
+                    Route {
+                        target: Some(t),
+                        from_slot,
+                    }
+                };
+                routes[route_key(slot, victim, promoted)] = Some(route);
+            }
+        }
+    }
+    routes
+}
+
+/// Every material (in the table's own colours) that a zeroing move of
+/// either side leads to: the table itself (pawn pushes), captures,
+/// promotions, and captures with promotion; bare kings excluded.
+fn destinations(material: Material) -> Vec<Material> {
+    let pieces = material.pieces();
+    let mut out = vec![material];
+    for (i, victim) in pieces.iter().enumerate() {
+        if victim.role == Role::King {
+            continue;
+        }
+        let rest = pieces
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, p)| *p);
+        out.push(Material::from_pieces(rest));
+    }
+    let bases = out.clone();
+    for base in bases {
+        for color in Color::ALL {
+            let pawn = Piece {
+                color,
+                role: Role::Pawn,
+            };
+            if base.count(pawn) == 0 || material.count(pawn) == 0 {
+                continue;
+            }
+            for role in PROMOTIONS {
+                let mut pieces = base.pieces();
+                let at = pieces.iter().position(|p| *p == pawn).expect("has a pawn");
+                pieces[at] = Piece { color, role };
+                out.push(Material::from_pieces(pieces));
+            }
+        }
+    }
+    out.sort_by_key(|m| m.to_string());
+    out.dedup();
+    out.retain(|m| m.total() > 2);
+    out
+}
+
+fn king_square(squares: &[u8; MAX_PIECES], color: Color) -> Square {
+    Square::new(u32::from(squares[usize::from(color == Color::Black)]))
+}
+
+/// One placement, with what both sides' move searches share.
+struct Position<'s, 'a> {
+    seeder: &'s Seeder<'a>,
+    squares: &'s [u8; MAX_PIECES],
+    occupied: Bitboard,
+    by_color: ByColor<Bitboard>,
+    /// Squares each slot's piece attacks.
+    attacks_of: [Bitboard; MAX_PIECES],
+    /// Squares each side attacks.
+    attacked_by: ByColor<Bitboard>,
+}
+
+impl Position<'_, '_> {
+    /// The initial cell with `turn` to move (`None`: en passant, see
+    /// [`Seeder::cells`]).
+    fn cell(&self, turn: Color) -> Result<Option<Cell>, LookupError> {
+        let their_king = king_square(self.squares, turn.other());
+        if self.attacked_by.get(turn).contains(their_king) {
+            return Ok(Some(Cell::ILLEGAL));
+        }
+        let king = king_square(self.squares, turn);
+        let mut checkers = Bitboard::EMPTY;
+        let mut king_danger = [Bitboard::EMPTY; MAX_PIECES];
+        for (slot, (piece, &sq)) in self
+            .seeder
+            .layout
+            .pieces()
+            .iter()
+            .zip(self.squares)
+            .enumerate()
+        {
+            if piece.color == turn {
+                continue;
+            }
+            let from = Square::new(u32::from(sq));
+            if self.attacks_of[slot].contains(king) {
+                checkers.add(from);
+            }
+            // What the piece would attack with our king gone (sliders see
+            // through the square the king leaves).
+            king_danger[slot] = if matches!(piece.role, Role::Queen | Role::Rook | Role::Bishop) {
+                attacks::attacks(from, *piece, self.occupied ^ king)
+            } else {
+                self.attacks_of[slot]
+            };
+        }
+        let mut moves = Moves {
+            position: self,
+            turn,
+            king,
+            checkers,
+            king_danger,
+            pinned: self.pinned(turn, king),
+            zeroing: None,
+            quiet: false,
+        };
+        // Pieces before the king: a piece's quiet move is proved legal
+        // cheaply, a king's needs an attack test.
+        let pieces = self.seeder.layout.pieces();
+        let slots = (2..pieces.len()).chain([usize::from(turn == Color::Black)]);
+        for slot in slots {
+            if pieces[slot].color != turn {
+                continue;
+            }
+            let decided = if pieces[slot].role == Role::Pawn {
+                moves.pawn(slot)?
+            } else {
+                moves.piece(slot)?
+            };
+            match decided {
+                Decided::No => {}
+                Decided::WinInOne => return Ok(Some(Cell::dtz(Dtz(1)))),
+                Decided::EnPassant => return Ok(None),
+            }
+        }
+        Ok(Some(match moves.zeroing {
+            None if !moves.quiet => {
+                if moves.checkers.any() {
+                    Cell::MATED
+                } else {
+                    Cell(0)
+                }
+            }
+            Some(z) if !moves.quiet => Cell::dtz(z),
+            z => Cell::unknown_after_zeroing(z),
+        }))
+    }
+
+    /// `turn`'s pieces pinned to its king by an enemy slider.
+    fn pinned(&self, turn: Color, king: Square) -> Bitboard {
+        let mut pinned = Bitboard::EMPTY;
+        for (piece, &sq) in self.seeder.layout.pieces().iter().zip(self.squares) {
+            let slider = Square::new(u32::from(sq));
+            let line = match piece.role {
+                _ if piece.color == turn => continue,
+                Role::Queen => attacks::queen_attacks(king, Bitboard::EMPTY),
+                Role::Rook => attacks::rook_attacks(king, Bitboard::EMPTY),
+                Role::Bishop => attacks::bishop_attacks(king, Bitboard::EMPTY),
+                _ => continue,
+            };
+            if !line.contains(slider) {
+                continue;
+            }
+            let between = attacks::between(king, slider) & self.occupied;
+            if between.count() == 1 && (between & *self.by_color.get(turn)).any() {
+                pinned |= between;
+            }
+        }
+        pinned
+    }
+}
+
+/// Whether the move search can stop early.
+enum Decided {
+    /// Keep going.
+    No,
+    /// A zeroing move wins at once: the position is won in 1.
+    WinInOne,
+    /// A double push gives the opponent an en-passant chance.
+    EnPassant,
+}
+
+/// The move search of one side to move.
+struct Moves<'p, 's, 'a> {
+    position: &'p Position<'s, 'a>,
+    turn: Color,
+    king: Square,
+    /// Enemy pieces giving check.
+    checkers: Bitboard,
+    /// By enemy slot: the squares it attacks through our king's square.
+    king_danger: [Bitboard; MAX_PIECES],
+    pinned: Bitboard,
+    /// The best zeroing move's score so far.
+    zeroing: Option<Dtz>,
+    /// Whether a legal quiet move exists.
+    quiet: bool,
+}
+
+impl Moves<'_, '_, '_> {
+    /// Moves of the (non-pawn) piece in `slot`.
+    fn piece(&mut self, slot: usize) -> Result<Decided, LookupError> {
+        let p = self.position;
+        let targets = p.attacks_of[slot] & !*p.by_color.get(self.turn);
+        for to in targets & *p.by_color.get(self.turn.other()) {
+            if let Some(decided) = self.zeroing_move(slot, to, None)? {
+                return Ok(decided);
+            }
+        }
+        if !self.quiet {
+            self.quiet = (targets & !p.occupied)
+                .into_iter()
+                .any(|to| self.legal(slot, to, None));
+        }
+        Ok(Decided::No)
+    }
+
+    /// Moves of the pawn in `slot`: pushes, captures, promotions.
+    fn pawn(&mut self, slot: usize) -> Result<Decided, LookupError> {
+        let p = self.position;
+        let from = Square::new(u32::from(p.squares[slot]));
+        let step = |sq: Square| sq.offset(self.turn.fold_wb(8, -8));
+        let last_rank = self.turn.fold_wb(Rank::Eighth, Rank::First);
+        let mut targets = p.attacks_of[slot] & *p.by_color.get(self.turn.other());
+        if let Some(one) = step(from).filter(|&sq| !p.occupied.contains(sq)) {
+            targets.add(one);
+            let start = from.rank() == self.turn.fold_wb(Rank::Second, Rank::Seventh);
+            if let Some(two) = step(one).filter(|&sq| start && !p.occupied.contains(sq)) {
+                if self.legal(slot, two, None) && self.en_passant_threat(two) {
+                    return Ok(Decided::EnPassant);
+                }
+                targets.add(two);
+            }
+        }
+        for to in targets {
+            let roles: &[Role] = if to.rank() == last_rank {
+                &PROMOTIONS
+            } else {
+                &[Role::Pawn]
+            };
+            for &role in roles {
+                if let Some(decided) = self.zeroing_move(slot, to, Some(role))? {
+                    return Ok(decided);
+                }
+            }
+        }
+        Ok(Decided::No)
+    }
+
+    /// Whether an enemy pawn stands beside `to` (where a pawn just landed
+    /// with a double push).
+    fn en_passant_threat(&self, to: Square) -> bool {
+        let p = self.position;
+        p.seeder
+            .layout
+            .pieces()
+            .iter()
+            .zip(p.squares)
+            .any(|(piece, &sq)| {
+                let sq = Square::new(u32::from(sq));
+                piece.color != self.turn
+                    && piece.role == Role::Pawn
+                    && sq.rank() == to.rank()
+                    && sq.file().distance(to.file()) == 1
+            })
+    }
+
+    /// Whether moving `slot` to `to` (capturing `victim`) keeps the
+    /// mover's king safe.
+    fn legal(&self, slot: usize, to: Square, victim: Option<usize>) -> bool {
+        let from = Square::new(u32::from(self.position.squares[slot]));
+        if from == self.king {
+            return !self
+                .king_danger
+                .iter()
+                .enumerate()
+                .any(|(j, danger)| Some(j) != victim && danger.contains(to));
+        }
+        if self.pinned.contains(from) && !attacks::aligned(self.king, from, to) {
+            return false;
+        }
+        match self.checkers.first() {
+            None => true,
+            Some(_) if self.checkers.more_than_one() => false,
+            Some(checker) => to == checker || attacks::between(self.king, checker).contains(to),
+        }
+    }
+
+    /// Score a zeroing move of `slot` to `to`, becoming `role` (pawns;
+    /// `None` keeps the piece). Returns a decision if the search can stop.
+    fn zeroing_move(
+        &mut self,
+        slot: usize,
+        to: Square,
+        role: Option<Role>,
+    ) -> Result<Option<Decided>, LookupError> {
+        let p = self.position;
+        let victim = (0..p.squares.len().min(p.seeder.layout.piece_count()))
+            .find(|&j| j != slot && p.squares[j] == to as u8);
+        if !self.legal(slot, to, victim) {
+            return Ok(None);
+        }
+        let promoted = role.filter(|&r| r != Role::Pawn);
+        let score = p
+            .seeder
+            .score(p.squares, slot, to as u8, victim, promoted)?;
+        if score == Dtz(1) {
+            return Ok(Some(Decided::WinInOne));
+        }
+        self.zeroing = Some(self.zeroing.map_or(score, |z| z.prefer(score)));
+        Ok(None)
+    }
+}
