@@ -33,6 +33,7 @@
 //! [`adjudicate`] (whole games).
 
 pub mod adjudicate;
+pub mod cells;
 pub mod format;
 pub mod generate;
 pub mod index;

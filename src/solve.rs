@@ -1,14 +1,15 @@
 //! The retrograde solver: exact DTZ for every position of one table.
 //!
-//! Every position gets one 16-bit [`Cell`] per side to move, in memory-mapped
-//! [`WorkArray`]s (2 bytes per position per side). Pawn tables are solved
+//! Every position gets one [`Cell`] per side to move, one byte each in
+//! memory-mapped [`CellArray`]s (values longer than
+//! [`crate::cells::EXACT`] plies in a side map). Pawn tables are solved
 //! one pawn *level* at a time, most advanced first (see [`crate::index`]):
 //! pawn moves always raise the level, so when a level is solved every pawn
 //! move out of it reaches final values.
 //!
 //! For each level:
 //!
-//! 1. **Seed** (parallel over the level's cells, see [`crate::seed`]).
+//! 1. **Seed** (parallel over the level's cells, see the `seed` module).
 //!    Overlapping placements and positions whose side not to move is in
 //!    check are [`Cell::ILLEGAL`]. Positions without moves are mated or
 //!    stalemate. Every zeroing move (capture, pawn move, promotion) is
@@ -41,12 +42,7 @@
 //! generated from attack bitboards; for everything but a king of a
 //! pawnless table the index changes by `(to - from) · stride`.
 
-use std::{
-    io,
-    ops::Range,
-    path::PathBuf,
-    sync::atomic::{AtomicI16, AtomicU64, Ordering},
-};
+use std::{io, ops::Range, path::PathBuf, sync::atomic::AtomicU64};
 
 use bitvec::{order::Lsb0, vec::BitVec};
 use rayon::prelude::*;
@@ -54,6 +50,7 @@ use shakmaty::{Bitboard, Board, ByColor, Color, Position, Role, Square, attacks}
 use thiserror::Error;
 
 use crate::{
+    cells::CellArray,
     index::{Layout, Placement, TableIndex},
     material::Material,
     seed::Seeder,
@@ -144,16 +141,16 @@ pub fn solve(
     };
     let io_error = |source| SolveError::Io { material, source };
     let cells = ByColor {
-        white: allocate().map_err(io_error)?,
-        black: allocate().map_err(io_error)?,
+        white: CellArray::new(allocate().map_err(io_error)?),
+        black: CellArray::new(allocate().map_err(io_error)?),
     };
     {
         let solver = Solver {
             layout: &layout,
             rule: options.rule,
             cells: ByColor {
-                white: cells.white.cells(),
-                black: cells.black.cells(),
+                white: &cells.white,
+                black: &cells.black,
             },
             candidates: ByColor::new_with(|_| candidate_bits(size)),
             subtables,
@@ -174,7 +171,7 @@ fn candidate_bits(size: usize) -> BitVec<AtomicU64, Lsb0> {
 struct Solver<'a> {
     layout: &'a Layout,
     rule: Rule,
-    cells: ByColor<&'a [AtomicI16]>,
+    cells: ByColor<&'a CellArray>,
     candidates: ByColor<BitVec<AtomicU64, Lsb0>>,
     subtables: &'a (dyn StoredValues + Sync),
 }
@@ -306,27 +303,29 @@ impl Solver<'_> {
     }
 
     fn load(&self, turn: Color, index: u64) -> Cell {
-        Cell(self.cells.get(turn)[index as usize].load(Ordering::Relaxed))
+        self.cells.get(turn).load(index)
     }
 
     fn store(&self, turn: Color, index: u64, cell: Cell) {
-        self.cells.get(turn)[index as usize].store(cell.0, Ordering::Relaxed);
+        self.cells.get(turn).store(index, cell);
     }
 
     /// Set an unknown cell to `cell`; false if it was not unknown (or
     /// another thread set it first).
     fn claim(&self, turn: Color, index: u64, cell: Cell) -> bool {
-        let slot = &self.cells.get(turn)[index as usize];
-        let old = slot.load(Ordering::Relaxed);
-        Cell(old).is_unknown()
-            && slot
-                .compare_exchange(old, cell.0, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
+        self.cells.get(turn).claim(index, cell)
+    }
+
+    /// Make out-of-range values written so far readable (between passes).
+    fn publish(&self) {
+        for cells in self.cells.iter() {
+            cells.publish();
+        }
     }
 
     fn seed(&self, level: &Level) -> Result<(), LookupError> {
         let seeder = Seeder::new(self.layout, self.rule, self)?;
-        level.chunks.par_iter().try_for_each(|range| {
+        let seeded = level.chunks.par_iter().try_for_each(|range| {
             let mut placement = self.layout.decode(TableIndex(range.start));
             for index in range.clone() {
                 if index > range.start {
@@ -342,7 +341,9 @@ impl Solver<'_> {
                 }
             }
             Ok(())
-        })
+        });
+        self.publish();
+        seeded
     }
 
     /// The initial cell through shakmaty's move generation and
@@ -465,6 +466,7 @@ impl Solver<'_> {
             }
             wins
         });
+        self.publish();
         let new_losses = ByColor::new_with(|loser| {
             // Candidates (marked in a bit set, which also removes
             // duplicates): predecessors of the opponent's positions won in
@@ -491,6 +493,7 @@ impl Solver<'_> {
                 .collect();
             parts.concat()
         });
+        self.publish();
         PlyResult {
             won: new_wins,
             lost: new_losses,

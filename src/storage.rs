@@ -1,13 +1,13 @@
 //! Memory-mapped work arrays: the one home of `unsafe` in dtz50.
 //!
-//! The solver keeps one 16-bit [`Cell`](crate::value::Cell) per position
-//! and side to move. The cells live in a [`WorkArray`]: an anonymous
+//! The solver keeps one byte per position and side to move (see
+//! [`crate::cells`]). The bytes live in a [`WorkArray`]: an anonymous
 //! memory map by default, or a map of a temporary file (unlinked at once, so
 //! nothing is left behind) when the index space should be paged to disk
-//! rather than held in RAM. Either way the array is seen as
-//! `[AtomicI16]`, so the parallel passes can write cells from several
-//! threads without locks; on x86-64 and AArch64 relaxed atomic loads and
-//! stores compile to plain moves, so this costs nothing.
+//! rather than held in RAM. Either way the array is seen as `[AtomicU8]`,
+//! so the parallel passes can write cells from several threads without
+//! locks; on x86-64 and AArch64 relaxed atomic loads and stores compile to
+//! plain moves, so this costs nothing.
 //!
 //! Table files are mapped read-only through [`map_file`].
 
@@ -15,12 +15,12 @@ use std::{
     fs::{File, OpenOptions},
     io,
     path::Path,
-    sync::atomic::AtomicI16,
+    sync::atomic::AtomicU8,
 };
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 
-/// A zero-initialised array of `AtomicI16` in a memory map.
+/// A zero-initialised array of `AtomicU8` in a memory map.
 #[derive(Debug)]
 pub struct WorkArray {
     map: MmapMut,
@@ -33,7 +33,7 @@ impl WorkArray {
     /// # Errors
     /// If the kernel refuses the mapping.
     pub fn anonymous(len: usize) -> io::Result<WorkArray> {
-        let map = MmapOptions::new().len(byte_len(len)?).map_anon()?;
+        let map = MmapOptions::new().len(byte_len(len)).map_anon()?;
         Ok(WorkArray { map, len })
     }
 
@@ -43,7 +43,7 @@ impl WorkArray {
     /// # Errors
     /// If the file cannot be created, sized or mapped.
     pub fn file_backed(dir: &Path, len: usize) -> io::Result<WorkArray> {
-        let bytes = byte_len(len)?;
+        let bytes = byte_len(len);
         let path = dir.join(format!(".dtz50-work-{}-{len}", std::process::id()));
         let file = OpenOptions::new()
             .read(true)
@@ -58,31 +58,30 @@ impl WorkArray {
         Ok(WorkArray { map, len })
     }
 
-    /// The cells.
-    pub fn cells(&self) -> &[AtomicI16] {
-        let ptr = self.map.as_ptr().cast::<AtomicI16>();
-        // Safety: the map is page-aligned (so aligned for i16), at least
-        // `2 * len` bytes long and zero-initialised (a valid i16). It lives
-        // as long as `self`, and all access through the returned slice is
-        // atomic, so sharing it between threads is sound.
+    /// The bytes.
+    pub fn bytes(&self) -> &[AtomicU8] {
+        let ptr = self.map.as_ptr().cast::<AtomicU8>();
+        // Safety: the map is at least `len` bytes long and zero-initialised
+        // (AtomicU8 has the size and alignment of u8). It lives as long as
+        // `self`, and all access through the returned slice is atomic, so
+        // sharing it between threads is sound.
         unsafe { std::slice::from_raw_parts(ptr, self.len) }
     }
 
-    /// Number of cells.
+    /// Number of bytes.
     pub fn len(&self) -> usize {
         self.len
     }
 
-    /// Whether the array has no cells.
+    /// Whether the array is empty.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 }
 
-fn byte_len(len: usize) -> io::Result<usize> {
-    len.checked_mul(2)
-        .map(|b| b.max(1))
-        .ok_or_else(|| io::Error::other("work array too large"))
+/// Maps cannot be empty.
+fn byte_len(len: usize) -> usize {
+    len.max(1)
 }
 
 /// Map a table file read-only.
@@ -113,9 +112,9 @@ mod tests {
             WorkArray::file_backed(&std::env::temp_dir(), 1000).expect("file map"),
         ] {
             assert_eq!(array.len(), 1000);
-            assert!(array.cells().iter().all(|c| c.load(Ordering::Relaxed) == 0));
-            array.cells()[999].store(-7, Ordering::Relaxed);
-            assert_eq!(array.cells()[999].load(Ordering::Relaxed), -7);
+            assert!(array.bytes().iter().all(|c| c.load(Ordering::Relaxed) == 0));
+            array.bytes()[999].store(207, Ordering::Relaxed);
+            assert_eq!(array.bytes()[999].load(Ordering::Relaxed), 207);
         }
     }
 }

@@ -11,15 +11,15 @@
 //! generating, memory-mapped files when probing): the stored DTZ of a
 //! placement and the rule it was built for.
 
-use std::{collections::HashMap, sync::atomic::Ordering};
+use std::collections::HashMap;
 
 use shakmaty::{Board, ByColor, Chess, Color, Position};
 use thiserror::Error;
 
 use crate::{
+    cells::CellArray,
     index::{Layout, TableIndex},
     material::{MAX_PIECES, Material},
-    storage::WorkArray,
     value::{Cell, Dtz, Rule, Wdl},
 };
 
@@ -167,12 +167,12 @@ pub(crate) fn zeroing_score<S: StoredValues + ?Sized>(
 pub struct Table {
     layout: Layout,
     rule: Rule,
-    cells: ByColor<WorkArray>,
+    cells: ByColor<CellArray>,
 }
 
 impl Table {
     /// Wrap solved cells.
-    pub(crate) fn new(layout: Layout, rule: Rule, cells: ByColor<WorkArray>) -> Table {
+    pub(crate) fn new(layout: Layout, rule: Rule, cells: ByColor<CellArray>) -> Table {
         Table {
             layout,
             rule,
@@ -192,13 +192,15 @@ impl Table {
 
     /// The cell at `index` with `turn` to move.
     pub fn cell(&self, turn: Color, index: TableIndex) -> Cell {
-        Cell(self.cells.get(turn).cells()[index.0 as usize].load(Ordering::Relaxed))
+        self.cells.get(turn).load(index.0)
     }
 
     /// Overwrite one cell (tests corrupt tables this way).
     #[cfg(test)]
     pub(crate) fn set_cell(&self, turn: Color, index: TableIndex, cell: Cell) {
-        self.cells.get(turn).cells()[index.0 as usize].store(cell.0, Ordering::Relaxed);
+        let cells = self.cells.get(turn);
+        cells.store(index.0, cell);
+        cells.publish();
     }
 
     /// The stored DTZ of a board of this table's material (either colours).
