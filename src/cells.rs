@@ -22,13 +22,30 @@
 //! the map. The solver publishes between passes, so every pass reads
 //! exact values of everything written before it; within a pass, code 8/9
 //! is still a decisive value of the right sign.
+//!
+//! A [`TableCells`] holds a whole table, one pawn level at a time (see
+//! [`crate::solve`]): the level being solved is an open [`CellArray`] per
+//! side; finished levels of large pawn tables are packed (zstd, fast
+//! level, in chunks of [`PACK_CHUNK`] positions) so that memory holds one
+//! open level plus compressed bytes. Reading a packed cell unpacks its chunk
+//! into a small per-thread cache; the solver's reads of finished levels
+//! (pawn pushes) and the file writer go through positions in order, so a
+//! chunk is unpacked about once per pass.
 
 use std::{
+    cell::RefCell,
     collections::HashMap,
-    sync::{Mutex, RwLock, atomic::Ordering},
+    io,
+    sync::{
+        Mutex, RwLock,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
-use crate::{storage::WorkArray, value::Cell};
+use rayon::prelude::*;
+use shakmaty::{ByColor, Color};
+
+use crate::{index::Layout, storage::WorkArray, value::Cell};
 
 /// Longest win or loss, in plies, stored in the byte itself.
 pub const EXACT: i16 = 123;
@@ -146,6 +163,16 @@ impl CellArray {
         }
     }
 
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether there are no cells.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
     /// How many values live in the overflow map.
     pub fn overflow_len(&self) -> usize {
         self.overflow.read().expect("overflow map lock").len()
@@ -172,6 +199,244 @@ impl CellArray {
             .lock()
             .expect("pending lock")
             .push((index as u32, cell.0));
+    }
+}
+
+/// Positions per packed chunk.
+pub const PACK_CHUNK: usize = 1 << 16;
+
+/// Tables at least this large (positions per side) with more than one
+/// level pack their finished levels.
+pub const PACK_THRESHOLD: u64 = 1 << 25;
+
+/// zstd level for packed chunks: fast, the bytes are packed once.
+const PACK_LEVEL: i32 = 1;
+
+/// Distinguishes packed arrays in the per-thread cache.
+static NEXT_PACK_ID: AtomicU64 = AtomicU64::new(0);
+
+/// Unpacked chunks kept per thread.
+const CACHED_CHUNKS: usize = 4;
+
+/// One unpacked chunk: (pack id, chunk number, bytes).
+type Unpacked = (u64, usize, Box<[u8]>);
+
+thread_local! {
+    /// Recently unpacked chunks of this thread, most recent first.
+    static UNPACKED: RefCell<Vec<Unpacked>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The finished cells of one level and side, compressed.
+#[derive(Debug)]
+pub struct PackedCells {
+    id: u64,
+    chunks: Vec<Box<[u8]>>,
+    overflow: HashMap<u32, i16>,
+}
+
+impl PackedCells {
+    fn pack(cells: CellArray) -> io::Result<PackedCells> {
+        cells.publish();
+        let bytes: Vec<u8> = cells
+            .bytes
+            .bytes()
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect();
+        let chunks = bytes
+            .par_chunks(PACK_CHUNK)
+            .map(|chunk| zstd::bulk::compress(chunk, PACK_LEVEL).map(Vec::into_boxed_slice))
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(PackedCells {
+            id: NEXT_PACK_ID.fetch_add(1, Ordering::Relaxed),
+            chunks,
+            overflow: cells.overflow.into_inner().expect("overflow map lock"),
+        })
+    }
+
+    fn load(&self, index: u64) -> Cell {
+        let (chunk, offset) = (index as usize / PACK_CHUNK, index as usize % PACK_CHUNK);
+        let code = UNPACKED.with_borrow_mut(|cache| {
+            let at = match cache
+                .iter()
+                .position(|(id, c, _)| *id == self.id && *c == chunk)
+            {
+                Some(at) => at,
+                None => {
+                    let bytes = zstd::bulk::decompress(&self.chunks[chunk], PACK_CHUNK)
+                        .expect("packed chunks decompress (written by this process)");
+                    cache.truncate(CACHED_CHUNKS - 1);
+                    cache.insert(0, (self.id, chunk, bytes.into_boxed_slice()));
+                    0
+                }
+            };
+            cache[at].2[offset]
+        });
+        decode(code).unwrap_or_else(|| {
+            Cell(
+                *self
+                    .overflow
+                    .get(&(index as u32))
+                    .expect("overflow values are published before packing"),
+            )
+        })
+    }
+}
+
+/// One level's cells for one side: being solved, or finished.
+#[derive(Debug)]
+enum LevelCells {
+    Open(CellArray),
+    Packed(PackedCells),
+}
+
+/// Every cell of one table, both sides to move, level by level (see the
+/// module doc).
+#[derive(Debug)]
+pub struct TableCells {
+    /// log2 of the slice size, for pawn tables (one slice otherwise).
+    slice_shift: Option<u32>,
+    /// For each slice: its level and its place among the level's slices.
+    slice_place: Vec<(u32, u32)>,
+    /// Positions per side in each level.
+    level_sizes: Vec<u64>,
+    levels: Vec<Option<ByColor<LevelCells>>>,
+    pack: bool,
+}
+
+impl TableCells {
+    /// Storage for `layout` whose slices fall into `levels` (slice numbers
+    /// per level); no level is open yet. Finished levels are packed if
+    /// `pack` (the solver packs tables of [`PACK_THRESHOLD`] positions or
+    /// more).
+    pub fn new(layout: &Layout, levels: &[Vec<usize>], pack: bool) -> TableCells {
+        let mut slice_place = vec![(0, 0); layout.slice_count()];
+        for (level, slices) in levels.iter().enumerate() {
+            for (place, &slice) in slices.iter().enumerate() {
+                slice_place[slice] = (level as u32, place as u32);
+            }
+        }
+        let slice_size = layout.slice_size();
+        TableCells {
+            slice_shift: (layout.slice_count() > 1).then(|| {
+                assert!(
+                    slice_size.is_power_of_two(),
+                    "pawn slices are powers of two"
+                );
+                slice_size.trailing_zeros()
+            }),
+            slice_place,
+            level_sizes: levels.iter().map(|l| l.len() as u64 * slice_size).collect(),
+            levels: levels.iter().map(|_| None).collect(),
+            pack,
+        }
+    }
+
+    /// Open `level` for solving, its cells in arrays from `allocate`.
+    ///
+    /// # Errors
+    /// If an array cannot be allocated.
+    pub fn open(
+        &mut self,
+        level: usize,
+        allocate: impl Fn(usize) -> io::Result<WorkArray>,
+    ) -> io::Result<()> {
+        let size = usize::try_from(self.level_size(level)).expect("level fits in memory");
+        self.levels[level] = Some(ByColor {
+            white: LevelCells::Open(CellArray::new(allocate(size)?)),
+            black: LevelCells::Open(CellArray::new(allocate(size)?)),
+        });
+        Ok(())
+    }
+
+    /// Finish `level`: pack it if the table is large.
+    ///
+    /// # Errors
+    /// If compression fails.
+    pub fn close(&mut self, level: usize) -> io::Result<()> {
+        let cells = self.levels[level].take().expect("level is open");
+        let close = |cells: LevelCells| -> io::Result<LevelCells> {
+            Ok(match cells {
+                LevelCells::Open(open) if self.pack => LevelCells::Packed(PackedCells::pack(open)?),
+                LevelCells::Open(open) => {
+                    open.publish();
+                    LevelCells::Open(open)
+                }
+                packed => packed,
+            })
+        };
+        let ByColor { white, black } = cells;
+        self.levels[level] = Some(ByColor {
+            white: close(white)?,
+            black: close(black)?,
+        });
+        Ok(())
+    }
+
+    /// Positions per side in `level`.
+    pub fn level_size(&self, level: usize) -> u64 {
+        self.level_sizes[level]
+    }
+
+    /// The level of `index` and the index within the level.
+    #[inline]
+    pub fn locate(&self, index: u64) -> (usize, u64) {
+        match self.slice_shift {
+            None => (0, index),
+            Some(shift) => {
+                let (level, place) = self.slice_place[(index >> shift) as usize];
+                (
+                    level as usize,
+                    (u64::from(place) << shift) | (index & ((1 << shift) - 1)),
+                )
+            }
+        }
+    }
+
+    /// The cell at `index` with `turn` to move.
+    ///
+    /// # Panics
+    /// If its level was never opened.
+    #[inline]
+    pub fn load(&self, turn: Color, index: u64) -> Cell {
+        let (level, local) = self.locate(index);
+        match self.levels[level]
+            .as_ref()
+            .expect("level was solved")
+            .get(turn)
+        {
+            LevelCells::Open(cells) => cells.load(local),
+            LevelCells::Packed(cells) => cells.load(local),
+        }
+    }
+
+    /// The open array holding `index` with `turn` to move, and the index
+    /// within it.
+    ///
+    /// # Panics
+    /// If the level is not open.
+    #[inline]
+    pub fn open_array(&self, turn: Color, index: u64) -> (&CellArray, u64) {
+        let (level, local) = self.locate(index);
+        match self.levels[level]
+            .as_ref()
+            .expect("level is open")
+            .get(turn)
+        {
+            LevelCells::Open(cells) => (cells, local),
+            LevelCells::Packed(_) => panic!("level {level} is finished"),
+        }
+    }
+
+    /// Publish pending overflow values of every open level.
+    pub fn publish(&self) {
+        for cells in self.levels.iter().flatten() {
+            for side in cells.iter() {
+                if let LevelCells::Open(open) = side {
+                    open.publish();
+                }
+            }
+        }
     }
 }
 
@@ -219,6 +484,35 @@ mod tests {
             if let Some(cell) = decode(code) {
                 assert_eq!(encode_exact(cell), Some(code), "{cell:?}");
             }
+        }
+    }
+
+    #[test]
+    fn packed_levels_read_back_what_was_stored() {
+        let layout = Layout::new("KPvK".parse().expect("material"));
+        let slices: Vec<usize> = (0..layout.slice_count()).collect();
+        let (first, second) = slices.split_at(10);
+        let mut cells = TableCells::new(&layout, &[first.to_vec(), second.to_vec()], true);
+        let value = |index: u64| match index % 7 {
+            0 => Cell::ILLEGAL,
+            1 => Cell(-((index % 300) as i16) - 1),
+            _ => Cell((index % 200) as i16),
+        };
+        for level in 0..2 {
+            cells
+                .open(level, WorkArray::anonymous)
+                .expect("anonymous map");
+            for index in 0..layout.size() {
+                if cells.locate(index).0 == level {
+                    let (array, local) = cells.open_array(Color::Black, index);
+                    array.store(local, value(index));
+                }
+            }
+            cells.close(level).expect("packs");
+        }
+        for index in (0..layout.size()).rev() {
+            assert_eq!(cells.load(Color::Black, index), value(index), "{index}");
+            assert_eq!(cells.load(Color::White, index), Cell::ILLEGAL);
         }
     }
 

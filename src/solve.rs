@@ -1,11 +1,13 @@
 //! The retrograde solver: exact DTZ for every position of one table.
 //!
 //! Every position gets one [`Cell`] per side to move, one byte each in
-//! memory-mapped [`CellArray`]s (values longer than
-//! [`crate::cells::EXACT`] plies in a side map). Pawn tables are solved
-//! one pawn *level* at a time, most advanced first (see [`crate::index`]):
-//! pawn moves always raise the level, so when a level is solved every pawn
-//! move out of it reaches final values.
+//! memory-mapped arrays (values longer than [`crate::cells::EXACT`] plies
+//! in a side map), held by [`TableCells`]. Pawn tables are solved one pawn
+//! *level* at a time, most advanced first (see [`crate::index`]): pawn
+//! moves always raise the level, so when a level is solved every pawn move
+//! out of it reaches final values. Only the level being solved is open;
+//! finished levels of large tables are packed, so a 5-piece pawn table
+//! needs one level's bytes, not the whole table's.
 //!
 //! For each level:
 //!
@@ -50,7 +52,7 @@ use shakmaty::{Bitboard, Board, ByColor, Color, Position, Role, Square, attacks}
 use thiserror::Error;
 
 use crate::{
-    cells::CellArray,
+    cells::{PACK_THRESHOLD, TableCells},
     index::{Layout, Placement, TableIndex},
     material::Material,
     seed::Seeder,
@@ -134,30 +136,41 @@ pub fn solve(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Table, SolveError> {
     let layout = Layout::new(material);
-    let size = usize::try_from(layout.size()).expect("index space fits in memory");
-    let allocate = || match &options.work_dir {
+    let levels = levels(&layout);
+    let allocate = |size| match &options.work_dir {
         Some(dir) => WorkArray::file_backed(dir, size),
         None => WorkArray::anonymous(size),
     };
     let io_error = |source| SolveError::Io { material, source };
-    let cells = ByColor {
-        white: CellArray::new(allocate().map_err(io_error)?),
-        black: CellArray::new(allocate().map_err(io_error)?),
-    };
-    {
+    let slices: Vec<Vec<usize>> = levels.iter().map(|l| l.slices.clone()).collect();
+    let pack = levels.len() > 1 && layout.size() >= PACK_THRESHOLD;
+    let mut cells = TableCells::new(&layout, &slices, pack);
+    for (number, level) in levels.iter().enumerate() {
+        cells.open(number, allocate).map_err(io_error)?;
+        let size = usize::try_from(cells.level_size(number)).expect("level fits in memory");
         let solver = Solver {
             layout: &layout,
             rule: options.rule,
-            cells: ByColor {
-                white: &cells.white,
-                black: &cells.black,
-            },
+            cells: &cells,
             candidates: ByColor::new_with(|_| candidate_bits(size)),
             subtables,
         };
         solver
-            .run(progress)
+            .solve_level(level, &|ply| {
+                progress(match ply {
+                    None => Progress::Seed {
+                        level: number,
+                        levels: levels.len(),
+                    },
+                    Some(ply) => Progress::Ply {
+                        level: number,
+                        levels: levels.len(),
+                        ply,
+                    },
+                });
+            })
             .map_err(|source| SolveError::Lookup { material, source })?;
+        cells.close(number).map_err(io_error)?;
     }
     Ok(Table::new(layout, options.rule, cells))
 }
@@ -168,16 +181,49 @@ fn candidate_bits(size: usize) -> BitVec<AtomicU64, Lsb0> {
     bits
 }
 
+/// Levels, most advanced pawns first (one level for pawnless tables).
+fn levels(layout: &Layout) -> Vec<Level> {
+    let mut by_level: Vec<(u8, usize)> = (0..layout.slice_count())
+        .map(|s| (layout.slice_level(s), s))
+        .collect();
+    by_level.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let size = layout.slice_size();
+    let mut levels: Vec<Level> = Vec::new();
+    let mut last = None;
+    for (level, slice) in by_level {
+        if last != Some(level) {
+            levels.push(Level {
+                slices: Vec::new(),
+                chunks: Vec::new(),
+            });
+            last = Some(level);
+        }
+        let current = levels.last_mut().expect("pushed");
+        current.slices.push(slice);
+        let (start, end) = (slice as u64 * size, (slice as u64 + 1) * size);
+        let mut at = start;
+        while at < end {
+            current.chunks.push(at..(at + CHUNK).min(end));
+            at += CHUNK;
+        }
+    }
+    levels
+}
+
+/// Solves one level of a table.
 struct Solver<'a> {
     layout: &'a Layout,
     rule: Rule,
-    cells: ByColor<&'a CellArray>,
+    cells: &'a TableCells,
+    /// Loss candidates, by index within the level.
     candidates: ByColor<BitVec<AtomicU64, Lsb0>>,
     subtables: &'a (dyn StoredValues + Sync),
 }
 
-/// The positions of one pawn level, cut into chunks for parallel passes.
+/// The positions of one pawn level: its slices, and the same cut into
+/// chunks (within slices) for parallel passes.
 struct Level {
+    slices: Vec<usize>,
     chunks: Vec<Range<u64>>,
 }
 
@@ -203,44 +249,39 @@ impl PlyResult {
 }
 
 impl Solver<'_> {
-    fn run(&self, progress: &(dyn Fn(Progress) + Sync)) -> Result<(), LookupError> {
-        let levels = self.levels();
-        let count = levels.len();
+    /// Seed and solve `level`; `progress` hears `None` for the seed, then
+    /// each ply.
+    fn solve_level(
+        &self,
+        level: &Level,
+        progress: &dyn Fn(Option<i16>),
+    ) -> Result<(), LookupError> {
         let special = self.rule.limit().map(|l| l + 1);
-        for (done, level) in levels.iter().enumerate() {
-            progress(Progress::Seed {
-                level: done,
-                levels: count,
-            });
-            self.seed(level)?;
-            let mut k: i16 = 1;
-            let mut previous: Option<PlyResult> = None;
-            loop {
-                let (won, lost) = self.frontiers(k, special, previous.take());
-                let result = self.ply(level, k, special == Some(k), &won, &lost);
-                let changed = result.changed();
-                progress(Progress::Ply {
-                    level: done,
-                    levels: count,
-                    ply: k,
-                });
-                // Seeded cells hold ±1 (so ply 2 always runs) and, for
-                // positions without quiet moves, ±(L + 1) (so ply L + 2
-                // runs); otherwise a ply that changes nothing leaves the
-                // next one nothing to start from.
-                let next = match special {
-                    _ if changed > 0 || k < 2 => k + 1,
-                    Some(s) if k < s => s,
-                    Some(s) if k == s => s + 1,
-                    _ => break,
-                };
-                if next == k + 1 {
-                    previous = Some(result);
-                }
-                k = next;
+        progress(None);
+        self.seed(level)?;
+        let mut k: i16 = 1;
+        let mut previous: Option<PlyResult> = None;
+        loop {
+            let (won, lost) = self.frontiers(k, special, previous.take());
+            let result = self.ply(level, k, special == Some(k), &won, &lost);
+            let changed = result.changed();
+            progress(Some(k));
+            // Seeded cells hold ±1 (so ply 2 always runs) and, for
+            // positions without quiet moves, ±(L + 1) (so ply L + 2
+            // runs); otherwise a ply that changes nothing leaves the
+            // next one nothing to start from.
+            let next = match special {
+                _ if changed > 0 || k < 2 => k + 1,
+                Some(s) if k < s => s,
+                Some(s) if k == s => s + 1,
+                _ => break,
+            };
+            if next == k + 1 {
+                previous = Some(result);
             }
-            self.finalize(level);
+            k = next;
         }
+        self.finalize(level);
         Ok(())
     }
 
@@ -274,53 +315,31 @@ impl Solver<'_> {
         }
     }
 
-    /// Levels, most advanced pawns first (one level for pawnless tables).
-    fn levels(&self) -> Vec<Level> {
-        let mut by_level: Vec<(u8, usize)> = (0..self.layout.slice_count())
-            .map(|s| (self.layout.slice_level(s), s))
-            .collect();
-        by_level.sort_by(|a, b| b.cmp(a));
-        let size = self.layout.slice_size();
-        let mut levels: Vec<Level> = Vec::new();
-        let mut last = None;
-        for (level, slice) in by_level {
-            if last != Some(level) {
-                levels.push(Level { chunks: Vec::new() });
-                last = Some(level);
-            }
-            let chunks = &mut levels.last_mut().expect("pushed").chunks;
-            let (start, end) = (slice as u64 * size, (slice as u64 + 1) * size);
-            let mut at = start;
-            while at < end {
-                chunks.push(at..(at + CHUNK).min(end));
-                at += CHUNK;
-            }
-        }
-        for level in &mut levels {
-            level.chunks.sort_by_key(|r| r.start);
-        }
-        levels
-    }
-
     fn load(&self, turn: Color, index: u64) -> Cell {
-        self.cells.get(turn).load(index)
+        self.cells.load(turn, index)
     }
 
     fn store(&self, turn: Color, index: u64, cell: Cell) {
-        self.cells.get(turn).store(index, cell);
+        let (cells, local) = self.cells.open_array(turn, index);
+        cells.store(local, cell);
     }
 
     /// Set an unknown cell to `cell`; false if it was not unknown (or
     /// another thread set it first).
     fn claim(&self, turn: Color, index: u64, cell: Cell) -> bool {
-        self.cells.get(turn).claim(index, cell)
+        let (cells, local) = self.cells.open_array(turn, index);
+        cells.claim(local, cell)
+    }
+
+    /// Mark `index` as a loss candidate for `loser`.
+    fn mark(&self, loser: Color, index: u64) {
+        let (_, local) = self.cells.locate(index);
+        self.candidates.get(loser).set_aliased(local as usize, true);
     }
 
     /// Make out-of-range values written so far readable (between passes).
     fn publish(&self) {
-        for cells in self.cells.iter() {
-            cells.publish();
-        }
+        self.cells.publish();
     }
 
     fn seed(&self, level: &Level) -> Result<(), LookupError> {
@@ -476,14 +495,14 @@ impl Solver<'_> {
                 let placement = self.layout.decode(TableIndex(index));
                 self.quiet_neighbours(&placement, index, loser, |pred| {
                     if loss_floor(self.load(loser, pred), self.rule).is_some() {
-                        self.candidates.get(loser).set_aliased(pred as usize, true);
+                        self.mark(loser, pred);
                     }
                     true
                 });
             });
             if special {
                 self.scan_level(level, loser, Cell::UNKNOWN_BLESSED_LOSS, |index, _| {
-                    self.candidates.get(loser).set_aliased(index as usize, true);
+                    self.mark(loser, index);
                 });
             }
             let parts: Vec<Vec<u32>> = level
@@ -506,7 +525,8 @@ impl Solver<'_> {
     /// longer loss. Returns the new losses.
     fn losses(&self, loser: Color, k: i16, range: Range<u64>) -> Vec<u32> {
         let bits = self.candidates.get(loser);
-        let slice = &bits[range.start as usize..range.end as usize];
+        let (_, local) = self.cells.locate(range.start);
+        let slice = &bits[local as usize..(local + range.end - range.start) as usize];
         let mut lost_now = Vec::new();
         for offset in slice.iter_ones() {
             slice.set_aliased(offset, false);

@@ -13,11 +13,11 @@
 
 use std::collections::HashMap;
 
-use shakmaty::{Board, ByColor, Chess, Color, Position};
+use shakmaty::{Board, Chess, Color, Position};
 use thiserror::Error;
 
 use crate::{
-    cells::CellArray,
+    cells::TableCells,
     index::{Layout, TableIndex},
     material::{MAX_PIECES, Material},
     value::{Cell, Dtz, Rule, Wdl},
@@ -167,12 +167,12 @@ pub(crate) fn zeroing_score<S: StoredValues + ?Sized>(
 pub struct Table {
     layout: Layout,
     rule: Rule,
-    cells: ByColor<CellArray>,
+    cells: TableCells,
 }
 
 impl Table {
     /// Wrap solved cells.
-    pub(crate) fn new(layout: Layout, rule: Rule, cells: ByColor<CellArray>) -> Table {
+    pub(crate) fn new(layout: Layout, rule: Rule, cells: TableCells) -> Table {
         Table {
             layout,
             rule,
@@ -192,14 +192,14 @@ impl Table {
 
     /// The cell at `index` with `turn` to move.
     pub fn cell(&self, turn: Color, index: TableIndex) -> Cell {
-        self.cells.get(turn).load(index.0)
+        self.cells.load(turn, index.0)
     }
 
     /// Overwrite one cell (tests corrupt tables this way).
     #[cfg(test)]
     pub(crate) fn set_cell(&self, turn: Color, index: TableIndex, cell: Cell) {
-        let cells = self.cells.get(turn);
-        cells.store(index.0, cell);
+        let (cells, local) = self.cells.open_array(turn, index.0);
+        cells.store(local, cell);
         cells.publish();
     }
 
