@@ -463,14 +463,29 @@ fn encode_exact(cell: Cell) -> Option<u8> {
 /// The cell of a byte, or `None` for the overflow codes.
 #[inline]
 fn decode(code: u8) -> Option<Cell> {
+    DECODED[code as usize]
+}
+
+/// [`decode`] for every byte, computed once at compile time.
+static DECODED: [Option<Cell>; 256] = {
+    let mut table = [None; 256];
+    let mut code = 0;
+    while code < 256 {
+        table[code] = decode_code(code as u8);
+        code += 1;
+    }
+    table
+};
+
+const fn decode_code(code: u8) -> Option<Cell> {
     Some(match code {
         ILLEGAL => Cell::ILLEGAL,
         MATED => Cell::MATED,
         DRAW => Cell(0),
         OVERFLOW_WIN | OVERFLOW_LOSS => return None,
-        c if c < OVERFLOW_WIN => UNKNOWNS[usize::from(c - UNKNOWN_FIRST)],
-        c if c <= LOSS_BASE => Cell(i16::from(c - WIN_BASE)),
-        c => Cell(-i16::from(c - LOSS_BASE)),
+        c if c < OVERFLOW_WIN => UNKNOWNS[(c - UNKNOWN_FIRST) as usize],
+        c if c <= LOSS_BASE => Cell((c - WIN_BASE) as i16),
+        c => Cell(-((c - LOSS_BASE) as i16)),
     })
 }
 

@@ -414,18 +414,20 @@ impl Layout {
         if self.pawns > 0 {
             return Some((index, None));
         }
-        let canonical = self.decode(index);
+        let sym = symmetry_for_kings(placement.squares[0], placement.squares[1]);
         let on_diagonal = |sq: u8| sq >> 3 == sq & 7;
-        if !on_diagonal(canonical.squares[0]) || !on_diagonal(canonical.squares[1]) {
+        if !on_diagonal(sym.apply(placement.squares[0]))
+            || !on_diagonal(sym.apply(placement.squares[1]))
+        {
             return Some((index, None));
         }
         let flip = Symmetry {
             xor: 0,
             diagonal: true,
         };
-        let mut twin = canonical;
+        let mut twin = *placement;
         for sq in &mut twin.squares[..self.pieces.len()] {
-            *sq = flip.apply(*sq);
+            *sq = flip.apply(sym.apply(*sq));
         }
         let twin = self.encode(&twin)?;
         Some((index, (twin != index).then_some(twin)))
