@@ -120,10 +120,10 @@ pub fn generate(
     fs::create_dir_all(&options.out).map_err(io_error(&options.out))?;
     let plan = Material::with_dependencies(targets);
     on_event(Event::Plan(&plan));
-    let tablebase = Tablebase::open(&options.out, options.rule)?;
+    let directory = Tablebase::open(&options.out, options.rule)?;
     let mut summaries = Vec::new();
     for material in plan {
-        let path = tablebase.path_of(&material);
+        let path = directory.path_of(&material);
         match open_file(&path) {
             Ok(existing) => {
                 let got = existing.header().rule;
@@ -145,7 +145,10 @@ pub fn generate(
             rule: options.rule,
             work_dir: options.work_dir.clone(),
         };
-        let table = solve(material, &solve_options, &tablebase, &|p| {
+        // A fresh view of the directory per table: it sees the files just
+        // written, and the blocks it unpacks are freed with it.
+        let subtables = Tablebase::open(&options.out, options.rule)?;
+        let table = solve(material, &solve_options, &subtables, &|p| {
             on_event(Event::Solving(material, p));
         })?;
         let stats = stats(&table);

@@ -56,8 +56,19 @@ const NONE32: u32 = u32::MAX;
 
 /// Canonical king pairs of pawnless tables.
 struct KingPairs {
+    /// Pair number by `64 · wk + bk` (canonical squares), or `NONE16`.
     index: Vec<u16>,
+    /// Squares by pair number.
     squares: Vec<(u8, u8)>,
+    /// By `(pair · 2 + king slot) · 64 + to`: the canonical pair after that
+    /// king moves to `to`, and the symmetry (see [`Symmetry::id`]) that
+    /// takes the other pieces there; `NONE16` if the kings would touch.
+    steps: Vec<(u16, u8)>,
+    /// By pair number: both kings on the a1-h8 diagonal (two stored
+    /// orientations).
+    on_diagonal: Vec<bool>,
+    /// Square maps by symmetry id.
+    maps: [[u8; 64]; 8],
 }
 
 static KING_PAIRS: LazyLock<KingPairs> = LazyLock::new(|| {
@@ -73,7 +84,39 @@ static KING_PAIRS: LazyLock<KingPairs> = LazyLock::new(|| {
             }
         }
     }
-    KingPairs { index, squares }
+    let mut maps = [[0u8; 64]; 8];
+    for (id, map) in maps.iter_mut().enumerate() {
+        let sym = Symmetry::from_id(id);
+        for (sq, mapped) in map.iter_mut().enumerate() {
+            *mapped = sym.apply(sq as u8);
+        }
+    }
+    let mut steps = Vec::with_capacity(squares.len() * 2 * 64);
+    for &(wk, bk) in &squares {
+        for slot in 0..2 {
+            for to in 0..64u8 {
+                let (w, b) = if slot == 0 { (to, bk) } else { (wk, to) };
+                let sym = symmetry_for_kings(w, b);
+                let pair = if w == b || kings_adjacent(w, b) {
+                    NONE16
+                } else {
+                    index[usize::from(sym.apply(w)) * 64 + usize::from(sym.apply(b))]
+                };
+                steps.push((pair, sym.id()));
+            }
+        }
+    }
+    let on_diagonal = squares
+        .iter()
+        .map(|&(w, b)| w >> 3 == w & 7 && b >> 3 == b & 7)
+        .collect();
+    KingPairs {
+        index,
+        squares,
+        steps,
+        on_diagonal,
+        maps,
+    }
 });
 
 fn kings_adjacent(a: u8, b: u8) -> bool {
@@ -96,6 +139,24 @@ impl Symmetry {
         diagonal: false,
     };
 
+    /// A number 0..8 for tables: mirror xor (0, 7, 56, 63) · 2 + diagonal.
+    const fn id(self) -> u8 {
+        let mirror = match self.xor {
+            0 => 0,
+            7 => 1,
+            56 => 2,
+            _ => 3,
+        };
+        mirror * 2 + self.diagonal as u8
+    }
+
+    const fn from_id(id: usize) -> Symmetry {
+        Symmetry {
+            xor: [0, 7, 56, 63][id / 2],
+            diagonal: id % 2 == 1,
+        }
+    }
+
     #[inline]
     const fn apply(self, sq: u8) -> u8 {
         let s = sq ^ self.xor;
@@ -106,6 +167,12 @@ impl Symmetry {
         }
     }
 }
+
+/// The flip in the a1-h8 diagonal alone.
+const DIAGONAL_FLIP: Symmetry = Symmetry {
+    xor: 0,
+    diagonal: true,
+};
 
 /// The symmetry that takes the white king into a1-d1-d4 (and the black king
 /// onto or below the diagonal when the white king is on it).
@@ -433,6 +500,43 @@ impl Layout {
         Some((index, (twin != index).then_some(twin)))
     }
 
+    /// For a pawnless table: the index (and twin, as
+    /// [`Layout::encode_with_twin`]) reached from the canonical `placement`
+    /// at `index` when the king in `slot` (0 or 1) moves to `to`; `None` if
+    /// the kings would touch. Table lookups instead of a full encode.
+    pub fn king_move(
+        &self,
+        index: TableIndex,
+        placement: &Placement,
+        slot: usize,
+        to: u8,
+    ) -> Option<(TableIndex, Option<TableIndex>)> {
+        debug_assert_eq!(self.pawns, 0);
+        let pairs = &*KING_PAIRS;
+        let per_pair = 1u64 << (6 * self.free);
+        let pair = (index.0 >> (6 * self.free)) as usize;
+        let (next, sym) = pairs.steps[(pair * 2 + slot) * 64 + usize::from(to)];
+        if next == NONE16 {
+            return None;
+        }
+        let map = &pairs.maps[usize::from(sym)];
+        let free = &placement.squares[2..2 + self.free];
+        let base = u64::from(next) * per_pair;
+        let moved = free
+            .iter()
+            .fold(0, |acc, &sq| acc * 64 + u64::from(map[usize::from(sq)]));
+        let twin = pairs.on_diagonal[usize::from(next)].then(|| {
+            let diagonal = &pairs.maps[usize::from(DIAGONAL_FLIP.id())];
+            free.iter().fold(0, |acc, &sq| {
+                acc * 64 + u64::from(diagonal[usize::from(map[usize::from(sq)])])
+            })
+        });
+        Some((
+            TableIndex(base + moved),
+            twin.filter(|&t| t != moved).map(|t| TableIndex(base + t)),
+        ))
+    }
+
     /// Whether two pieces share a square.
     pub fn overlaps(&self, placement: &Placement) -> bool {
         let mut seen = Bitboard::EMPTY;
@@ -516,6 +620,28 @@ mod tests {
         // Two white pawns merged: C(48,2) arrangements, mirror pairs folded.
         let kppvk = layout("KPPvK");
         assert_eq!(kppvk.slice_count(), (48 * 47 / 2 + 24) / 2);
+    }
+
+    #[test]
+    fn king_moves_agree_with_a_full_encode() {
+        for name in ["KQvK", "KRvKN", "KRBvKR"] {
+            let l = layout(name);
+            let step = l.size() / 5000 + 1;
+            for i in (0..l.size()).step_by(step as usize) {
+                let p = l.decode(TableIndex(i));
+                for slot in 0..2 {
+                    for to in 0..64u8 {
+                        let mut moved = p;
+                        moved.squares[slot] = to;
+                        assert_eq!(
+                            l.king_move(TableIndex(i), &p, slot, to),
+                            l.encode_with_twin(&moved),
+                            "{name} {i} slot {slot} to {to}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

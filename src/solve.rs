@@ -604,9 +604,10 @@ impl Solver<'_> {
                 }
                 None => {
                     for to in targets {
-                        let mut moved = *placement;
-                        moved.squares[slot] = to as u8;
-                        let Some((index, twin)) = self.layout.encode_with_twin(&moved) else {
+                        let Some((index, twin)) =
+                            self.layout
+                                .king_move(TableIndex(index), placement, slot, to as u8)
+                        else {
                             continue;
                         };
                         for TableIndex(i) in std::iter::once(index).chain(twin) {
