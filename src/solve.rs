@@ -493,10 +493,11 @@ impl Solver<'_> {
             // moves reach a blessed loss.
             self.gather(level, won, loser.other(), |index, _| {
                 let placement = self.layout.decode(TableIndex(index));
+                // Marked without reading the cell: the bit set is denser
+                // than the cells, and the forward check skips decided
+                // positions.
                 self.quiet_neighbours(&placement, index, loser, |pred| {
-                    if loss_floor(self.load(loser, pred), self.rule).is_some() {
-                        self.mark(loser, pred);
-                    }
+                    self.mark(loser, pred);
                     true
                 });
             });
