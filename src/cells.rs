@@ -428,6 +428,18 @@ impl TableCells {
         }
     }
 
+    /// The arrays of an open `level`.
+    ///
+    /// # Panics
+    /// If the level is not open.
+    pub fn level_arrays(&self, level: usize) -> ByColor<&CellArray> {
+        let cells = self.levels[level].as_ref().expect("level is open");
+        ByColor::new_with(|turn| match cells.get(turn) {
+            LevelCells::Open(open) => open,
+            LevelCells::Packed(_) => panic!("level {level} is finished"),
+        })
+    }
+
     /// Publish pending overflow values of every open level.
     pub fn publish(&self) {
         for cells in self.levels.iter().flatten() {

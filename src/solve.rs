@@ -52,7 +52,7 @@ use shakmaty::{Bitboard, Board, ByColor, Color, Position, Role, Square, attacks}
 use thiserror::Error;
 
 use crate::{
-    cells::{PACK_THRESHOLD, TableCells},
+    cells::{CellArray, PACK_THRESHOLD, TableCells},
     index::{Layout, Placement, TableIndex},
     material::Material,
     seed::Seeder,
@@ -152,6 +152,8 @@ pub fn solve(
             layout: &layout,
             rule: options.rule,
             cells: &cells,
+            level: number,
+            open: cells.level_arrays(number),
             candidates: ByColor::new_with(|_| candidate_bits(size)),
             subtables,
         };
@@ -215,6 +217,9 @@ struct Solver<'a> {
     layout: &'a Layout,
     rule: Rule,
     cells: &'a TableCells,
+    /// The level being solved, and its arrays (the passes' hot path).
+    level: usize,
+    open: ByColor<&'a CellArray>,
     /// Loss candidates, by index within the level.
     candidates: ByColor<BitVec<AtomicU64, Lsb0>>,
     subtables: &'a (dyn StoredValues + Sync),
@@ -315,19 +320,34 @@ impl Solver<'_> {
         }
     }
 
+    #[inline]
     fn load(&self, turn: Color, index: u64) -> Cell {
-        self.cells.load(turn, index)
+        let (level, local) = self.cells.locate(index);
+        if level == self.level {
+            self.open.get(turn).load(local)
+        } else {
+            self.cells.load(turn, index)
+        }
+    }
+
+    /// The open array and index within it (only the level being solved is
+    /// written).
+    #[inline]
+    fn open_cell(&self, turn: Color, index: u64) -> (&CellArray, u64) {
+        let (level, local) = self.cells.locate(index);
+        debug_assert_eq!(level, self.level);
+        (self.open.get(turn), local)
     }
 
     fn store(&self, turn: Color, index: u64, cell: Cell) {
-        let (cells, local) = self.cells.open_array(turn, index);
+        let (cells, local) = self.open_cell(turn, index);
         cells.store(local, cell);
     }
 
     /// Set an unknown cell to `cell`; false if it was not unknown (or
     /// another thread set it first).
     fn claim(&self, turn: Color, index: u64, cell: Cell) -> bool {
-        let (cells, local) = self.cells.open_array(turn, index);
+        let (cells, local) = self.open_cell(turn, index);
         cells.claim(local, cell)
     }
 
