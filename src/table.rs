@@ -174,6 +174,13 @@ impl Table {
         Cell(self.cells.get(turn).cells()[index.0 as usize].load(Ordering::Relaxed))
     }
 
+    /// The cells with `turn` to move, in index order, from `start`.
+    pub(crate) fn cells_from(&self, turn: Color, start: usize) -> impl Iterator<Item = Cell> + '_ {
+        self.cells.get(turn).cells()[start..]
+            .iter()
+            .map(|c| Cell(c.load(Ordering::Relaxed)))
+    }
+
     /// Overwrite one cell (tests corrupt tables this way).
     #[cfg(test)]
     pub(crate) fn set_cell(&self, turn: Color, index: TableIndex, cell: Cell) {
