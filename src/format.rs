@@ -469,9 +469,15 @@ fn packed_len(values: usize, distinct: usize, bits: u32) -> usize {
     3 + 2 * distinct + (values * bits as usize).div_ceil(8)
 }
 
-/// Inverse of [`pack`]; `None` if the bytes are not a packed block of
-/// `values` positions with every value at most `max`.
-fn unpack(raw: &[u8], values: usize, max: u16) -> Option<Vec<u16>> {
+/// Inverse of [`pack`], each code passed through `narrow`; `None` if the
+/// bytes are not a packed block of `values` positions with every value at
+/// most `max`.
+fn unpack<T: Copy + Default>(
+    raw: &[u8],
+    values: usize,
+    max: u16,
+    narrow: fn(u16) -> T,
+) -> Option<Vec<T>> {
     let bits = u32::from(*raw.first()?);
     let distinct = usize::from(u16_at(raw.get(..3)?, 1)) + 1;
     if !CODE_BITS.contains(&bits)
@@ -480,33 +486,44 @@ fn unpack(raw: &[u8], values: usize, max: u16) -> Option<Vec<u16>> {
     {
         return None;
     }
-    let table: Vec<u16> = (0..distinct).map(|i| u16_at(raw, 3 + 2 * i)).collect();
-    if table.windows(2).any(|w| w[0] >= w[1]) || table[distinct - 1] > max {
+    let list: Vec<u16> = (0..distinct).map(|i| u16_at(raw, 3 + 2 * i)).collect();
+    if list.windows(2).any(|w| w[0] >= w[1]) || list[distinct - 1] > max {
         return None;
     }
+    // Every rank a code of `bits` bits can hold; ranks past the list are
+    // corrupt and found below.
+    let mut table = vec![T::default(); 1 << bits];
+    for (slot, &v) in table.iter_mut().zip(&list) {
+        *slot = narrow(v);
+    }
     let codes = &raw[3 + 2 * distinct..];
-    let out: Vec<u16> = match bits {
-        0 => vec![table[0]; values],
-        16 => codes
-            .chunks_exact(2)
-            .map(|c| {
-                table
-                    .get(usize::from(u16::from_le_bytes([c[0], c[1]])))
-                    .copied()
-            })
-            .collect::<Option<_>>()?,
+    let mut out = Vec::with_capacity(values);
+    let mut highest = 0usize;
+    match bits {
+        0 => out.resize(values, table[0]),
+        16 => {
+            for c in codes.chunks_exact(2) {
+                let rank = usize::from(u16::from_le_bytes([c[0], c[1]]));
+                highest = highest.max(rank);
+                out.push(table[rank]);
+            }
+        }
         _ => {
             let per = (8 / bits) as usize;
-            let mask = ((1u16 << bits) - 1) as u8;
-            (0..values)
-                .map(|i| {
-                    let code = (codes[i / per] >> ((i % per) as u32 * bits)) & mask;
-                    table.get(usize::from(code)).copied()
-                })
-                .collect::<Option<_>>()?
+            let mask = (1usize << bits) - 1;
+            for &byte in codes {
+                let byte = usize::from(byte);
+                for k in 0..per {
+                    let rank = (byte >> (k as u32 * bits)) & mask;
+                    highest = highest.max(rank);
+                    out.push(table[rank]);
+                }
+            }
+            // The last byte's unused high bits are padding.
+            out.truncate(values);
         }
-    };
-    Some(out)
+    }
+    (highest < distinct).then_some(out)
 }
 
 struct HashingWriter<W> {
@@ -692,7 +709,7 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     }
 
     /// The unpacked codes of a block, decoded on first use.
-    fn cached<'a, T>(
+    fn cached<'a, T: Copy + Default>(
         &self,
         section: Section,
         map: &'a SectionMap<T>,
@@ -702,18 +719,19 @@ impl<D: AsRef<[u8]>> TableFile<D> {
         if let Some(codes) = map.cache[block].get() {
             return Ok(codes);
         }
-        let codes = self.decode(section, map.index_offset, block)?;
-        Ok(map.cache[block].get_or_init(|| codes.into_iter().map(narrow).collect()))
+        let codes = self.decode(section, map.index_offset, block, narrow)?;
+        Ok(map.cache[block].get_or_init(|| codes.into_boxed_slice()))
     }
 
     /// Decompress and unpack one block, checking its exact size and that
     /// every code is a value the section can hold.
-    fn decode(
+    fn decode<T: Copy + Default>(
         &self,
         section: Section,
         index_offset: usize,
         block: usize,
-    ) -> Result<Vec<u16>, FormatError> {
+        narrow: fn(u16) -> T,
+    ) -> Result<Vec<T>, FormatError> {
         let b = self.data.as_ref();
         let start = u64_at(b, index_offset + 8 * block) as usize;
         let end = u64_at(b, index_offset + 8 * (block + 1)) as usize;
@@ -728,7 +746,7 @@ impl<D: AsRef<[u8]>> TableFile<D> {
         let frame = b.get(start..end).ok_or_else(corrupt)?;
         let capacity = packed_len(values, 1 << 16, 16);
         let raw = zstd::bulk::decompress(frame, capacity).map_err(|_| corrupt())?;
-        unpack(&raw, values, max).ok_or_else(corrupt)
+        unpack(&raw, values, max, narrow).ok_or_else(corrupt)
     }
 
     /// Check everything: both section checksums, the file checksum, every
@@ -771,7 +789,7 @@ impl<D: AsRef<[u8]>> TableFile<D> {
             (Section::Dtz, self.dtz.index_offset, self.dtz.blocks),
         ] {
             for block in 0..blocks {
-                self.decode(section, index_offset, block)?;
+                self.decode(section, index_offset, block, |v| v)?;
             }
         }
         Ok(())
@@ -880,13 +898,20 @@ mod tests {
                 .collect();
             let packed = pack(&values);
             assert_eq!(u32::from(packed[0]), code_bits(usize::from(distinct)));
-            assert_eq!(unpack(&packed, values.len(), 3000), Some(values.clone()));
+            assert_eq!(
+                unpack(&packed, values.len(), 3000, |v| v),
+                Some(values.clone())
+            );
             if distinct > 1 {
-                assert_eq!(unpack(&packed, values.len() + 64, 3000), None, "length");
+                assert_eq!(
+                    unpack(&packed, values.len() + 64, 3000, |v| v),
+                    None,
+                    "length"
+                );
             }
             let max = *values.iter().max().expect("values");
             if max > 0 {
-                assert_eq!(unpack(&packed, values.len(), max - 1), None, "range");
+                assert_eq!(unpack(&packed, values.len(), max - 1, |v| v), None, "range");
             }
         }
     }
@@ -895,16 +920,16 @@ mod tests {
     fn packed_blocks_with_bad_codes_are_rejected() {
         // Three distinct values take 2 bits; a rank of 3 points past the list.
         let mut packed = pack(&[5, 6, 7, 5]);
-        assert_eq!(unpack(&packed, 4, 10), Some(vec![5, 6, 7, 5]));
+        assert_eq!(unpack(&packed, 4, 10, |v| v), Some(vec![5, 6, 7, 5]));
         let last = packed.len() - 1;
         packed[last] |= 0b11 << 6;
-        assert_eq!(unpack(&packed, 4, 10), None);
+        assert_eq!(unpack(&packed, 4, 10, |v| v), None);
         // Values out of order, or a width that is not the narrowest.
         let mut unordered = pack(&[5, 6]);
         unordered.swap(3, 5);
-        assert_eq!(unpack(&unordered, 2, 10), None);
+        assert_eq!(unpack(&unordered, 2, 10, |v| v), None);
         let mut wide = pack(&[5, 6]);
         wide[0] = 2;
-        assert_eq!(unpack(&wide, 2, 10), None);
+        assert_eq!(unpack(&wide, 2, 10, |v| v), None);
     }
 }
