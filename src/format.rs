@@ -70,9 +70,9 @@
 //! map in production). [`TableFile::new`] checks size, magic, version,
 //! length, header fields and the block-offset tables (cheap); every block is
 //! checked for bounds, exact decompressed size and valid codes when first
-//! used, and
-//! [`TableFile::verify`] checks both section checksums, the file checksum
-//! and every block.
+//! used, and [`TableFile::verify`] checks both section checksums, the file
+//! checksum and every block. The zstd settings (see `Effort`) are not
+//! recorded: frames describe themselves, so readers need not know them.
 
 use std::{
     io::{self, Write},
