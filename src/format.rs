@@ -15,7 +15,7 @@
 //!      8     2  VERSION (u16)
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
-//!     12     4  positions per block (u32)
+//!     12     4  positions per block (u32): BLOCK_POSITIONS = 2^21
 //!     16    16  material, ASCII ("KRPvKR"), NUL-padded
 //!     32     8  N, positions per side to move (u64)
 //!     40    56  statistics, White to move:
@@ -25,14 +25,16 @@
 //!     96    56  statistics, Black to move (same layout)
 //!    152     8  reserved, zero
 //! WDL section (at HEADER_LEN)
-//!              zstd frames, one per block; raw block: one byte per position,
-//!              WDL + 2 (0 = loss .. 4 = win)
+//!              zstd frames, one per block; raw block: a packed block (below)
+//!              of WDL codes, WDL + 2 (0 = loss .. 4 = win)
 //!              block offsets: (blocks + 1) × u64, absolute file offsets of
 //!              each frame and of the end of the last one
 //! DTZ section (right after the WDL section)
-//!              zstd frames; raw block: |DTZ| of each position as u16, low
-//!              bytes of the whole block first, then the high bytes (the
-//!              sign and the zero of draws come from the WDL section)
+//!              zstd frames; raw block: a packed block of DTZ codes: |DTZ|
+//!              of a win or loss, |DTZ| - L of a cursed win or blessed loss
+//!              (L = 100 for rule 50, 150 for rule 75); the sign, the offset
+//!              and the zero of draws come from the WDL section; at most
+//!              30,000
 //!              block offsets, as above
 //! trailer (TRAILER_LEN = 136 bytes, at file length - 136)
 //!      0    48  WDL section: offset of its block-offset table (u64),
@@ -40,20 +42,37 @@
 //!     48    48  DTZ section: the same
 //!     96     8  file length (u64)
 //!    104    32  SHA-256 of every byte before it
+//!
+//! packed block of n codes (n = BLOCK_POSITIONS, fewer in the last block)
+//!      0     1  b, bits per position: 0, 1, 2, 4, 8 or 16, the fewest with
+//!               2^b >= k
+//!      1     2  k - 1, where k is the number of distinct codes (u16)
+//!      3    2k  the distinct codes, strictly ascending (u16 each)
+//!   3+2k     *  each position's rank in that list, in position order:
+//!               b < 8: 8/b ranks per byte, the first in the lowest bits,
+//!               ceil(n·b/8) bytes; b = 16: one u16 per position
 //! ```
 //!
 //! "Don't care" values keep runs long for zstd: illegal positions repeat
-//! the previous value in both sections, and so do draws in the DTZ section.
-//! A DTZ probe therefore reads the WDL section too (draw → 0, sign). The writer streams: it compresses a bounded
-//! batch of blocks at a time (in parallel) and writes them in order, so the
-//! bytes do not depend on the thread count.
+//! the previous value of their block in both sections, and so do draws in
+//! the DTZ section (a block starts from draw, resp. 0). A DTZ probe
+//! therefore reads the WDL section too (draw → 0, sign, cursed offset).
+//!
+//! Packing shrinks the data zstd has to search (a WDL block rarely has more
+//! than 4 distinct codes: 2 bits per position) and lets a one-byte code
+//! hold any DTZ up to 255 plies past the rule's limit; a reader unpacks a
+//! block once, on first use, into one code per position, so a hot probe is
+//! an array read. The writer streams: it compresses a bounded batch of
+//! blocks at a time (in parallel) and writes them in order, so the bytes do
+//! not depend on the thread count.
 //!
 //! [`TableFile`] reads any `D: AsRef<[u8]>` (a `Vec` in tests, a memory
 //! map in production). [`TableFile::new`] checks size, magic, version,
 //! length, header fields and the block-offset tables (cheap); every block is
-//! checked for bounds and exact decompressed size when first used, and
-//! [`TableFile::verify`] checks both section checksums, the file checksum
-//! and every block.
+//! checked for bounds, exact decompressed size and valid codes when first
+//! used, and [`TableFile::verify`] checks both section checksums, the file
+//! checksum and every block. The zstd settings (see `Effort`) are not
+//! recorded: frames describe themselves, so readers need not know them.
 
 use std::{
     io::{self, Write},
@@ -70,17 +89,17 @@ use crate::{
     material::Material,
     solve::SideStats,
     table::Table,
-    value::{Dtz, Rule, Wdl},
+    value::{Cell, Dtz, Rule, Wdl},
 };
 
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Positions per compressed block.
-pub const BLOCK_POSITIONS: u32 = 1 << 17;
+pub const BLOCK_POSITIONS: u32 = 1 << 21;
 /// File name extension of table files.
 pub const EXTENSION: &str = "dtz50";
 /// Header length in bytes.
@@ -88,9 +107,8 @@ pub const HEADER_LEN: usize = 160;
 /// Trailer length in bytes.
 pub const TRAILER_LEN: usize = 136;
 
-/// zstd level: with 2^17-position blocks, 15 is as small as level 19 with
-/// 2^15 blocks at half the time (measured on KQvKR, KBNvK, KRvKP).
-const ZSTD_LEVEL: i32 = 15;
+/// The largest DTZ code a reader accepts (cells hold |DTZ| < 30,000).
+const MAX_DTZ_CODE: u16 = 30_000;
 const BATCH_BLOCKS: usize = 32;
 const STATS_LEN: usize = 56;
 
@@ -264,13 +282,20 @@ fn write_section<W: Write>(
 ) -> io::Result<(u64, usize, [u8; 32])> {
     let total = 2 * table.layout().size();
     let blocks = total.div_ceil(u64::from(BLOCK_POSITIONS)) as usize;
+    let effort = Effort::for_positions(table.layout().size());
     let mut offsets = Vec::with_capacity(blocks + 1);
     let mut hasher = Sha256::new();
     for batch_start in (0..blocks).step_by(BATCH_BLOCKS) {
         let batch_end = (batch_start + BATCH_BLOCKS).min(blocks);
         let frames: Vec<io::Result<Vec<u8>>> = (batch_start..batch_end)
             .into_par_iter()
-            .map(|block| zstd::bulk::compress(&raw_block(table, section, block), ZSTD_LEVEL))
+            .map_init(
+                || effort.compressor(),
+                |compressor, block| match compressor {
+                    Ok(c) => c.compress(&pack(&block_values(table, section, block))),
+                    Err(e) => Err(io::Error::new(e.kind(), e.to_string())),
+                },
+            )
             .collect();
         for frame in frames {
             let frame = frame?;
@@ -290,47 +315,215 @@ fn write_section<W: Write>(
     Ok((index_offset, blocks, hasher.finalize().into()))
 }
 
-/// The uncompressed bytes of one block.
-fn raw_block(table: &Table, section: Section, block: usize) -> Vec<u8> {
-    let n = table.layout().size();
-    let start = block as u64 * u64::from(BLOCK_POSITIONS);
-    let end = (start + u64::from(BLOCK_POSITIONS)).min(2 * n);
-    let cells = (start..end).map(|at| {
-        let (turn, index) = if at < n {
-            (Color::White, at)
+/// How hard zstd works. Tables of up to [`STRONG_LIMIT`] positions per side
+/// (every 3-4 piece table) get zstd's optimal parser with 3-byte matches
+/// and long targets, which finds the short repeats of tablebase data: on
+/// 3-4 piece tables about a sixth smaller than a lazy matcher in the DTZ
+/// section and a third smaller in the WDL section, at about ten times the
+/// CPU time. Larger tables get the lazy matcher, so that writing a 5-piece
+/// table takes seconds, not minutes.
+#[derive(Debug, Clone, Copy)]
+enum Effort {
+    Strong,
+    Fast,
+}
+
+/// Positions per side up to which [`Effort::Strong`] is used.
+const STRONG_LIMIT: u64 = 1 << 24;
+
+impl Effort {
+    fn for_positions(positions: u64) -> Effort {
+        if positions <= STRONG_LIMIT {
+            Effort::Strong
         } else {
-            (Color::Black, at - n)
-        };
-        table.cell(turn, TableIndex(index)).value()
-    });
-    match section {
-        Section::Wdl => {
-            let mut previous = Wdl::Draw;
-            cells
-                .map(|value| {
-                    if let Some(dtz) = value {
-                        previous = Wdl::from_dtz(dtz, table.rule());
-                    }
-                    (previous.to_i8() + 2) as u8
-                })
-                .collect()
-        }
-        _ => {
-            let mut previous = 0u16;
-            let plies: Vec<u16> = cells
-                .map(|value| {
-                    if let Some(dtz) = value.filter(|d| d.0 != 0) {
-                        previous = dtz.plies();
-                    }
-                    previous
-                })
-                .collect();
-            let mut bytes = Vec::with_capacity(plies.len() * 2);
-            bytes.extend(plies.iter().map(|d| d.to_le_bytes()[0]));
-            bytes.extend(plies.iter().map(|d| d.to_le_bytes()[1]));
-            bytes
+            Effort::Fast
         }
     }
+
+    /// A compressor with this effort's parameters (one per thread: its
+    /// tables are large, and reusing them does not change the output).
+    fn compressor(self) -> io::Result<zstd::bulk::Compressor<'static>> {
+        use zstd::zstd_safe::{CParameter, Strategy};
+        let mut c = zstd::bulk::Compressor::new(0)?;
+        let params = match self {
+            // (strategy, min match, search log, target length)
+            Effort::Strong => (Strategy::ZSTD_btopt, 3, 6, 256),
+            Effort::Fast => (Strategy::ZSTD_lazy2, 3, 5, 8),
+        };
+        c.set_parameter(CParameter::Strategy(params.0))?;
+        c.set_parameter(CParameter::MinMatch(params.1))?;
+        c.set_parameter(CParameter::SearchLog(params.2))?;
+        c.set_parameter(CParameter::TargetLength(params.3))?;
+        c.set_parameter(CParameter::WindowLog(WINDOW_LOG))?;
+        c.set_parameter(CParameter::ChainLog(WINDOW_LOG + 1))?;
+        c.set_parameter(CParameter::HashLog(WINDOW_LOG))?;
+        Ok(c)
+    }
+}
+
+/// zstd window: a whole packed block of one-byte codes.
+const WINDOW_LOG: u32 = 21;
+
+/// The stored values of one block, with "don't care" positions repeating
+/// the previous value (see the module doc).
+fn block_values(table: &Table, section: Section, block: usize) -> Vec<u16> {
+    let n = table.layout().size();
+    let rule = table.rule();
+    let start = block as u64 * u64::from(BLOCK_POSITIONS);
+    let end = (start + u64::from(BLOCK_POSITIONS)).min(2 * n);
+    let cells = if start < n {
+        let black = table.cells_from(Color::Black, 0);
+        let white = table.cells_from(Color::White, start as usize);
+        Box::new(white.chain(black)) as Box<dyn Iterator<Item = Cell>>
+    } else {
+        Box::new(table.cells_from(Color::Black, (start - n) as usize))
+    };
+    let mut values = Vec::with_capacity((end - start) as usize);
+    let mut previous = match section {
+        Section::Wdl => wdl_code(Wdl::Draw),
+        _ => 0,
+    };
+    for cell in cells.take((end - start) as usize) {
+        match (section, cell.value()) {
+            (Section::Wdl, Some(dtz)) => previous = wdl_code(Wdl::from_dtz(dtz, rule)),
+            (_, Some(dtz)) if dtz.0 != 0 => previous = dtz_code(dtz, rule),
+            _ => {}
+        }
+        values.push(previous);
+    }
+    values
+}
+
+/// A WDL as stored: 0 (loss) ..= 4 (win).
+fn wdl_code(wdl: Wdl) -> u16 {
+    (wdl.to_i8() + 2) as u16
+}
+
+/// A non-zero DTZ as stored: its plies, less the rule's limit when the
+/// value is cursed or blessed (the WDL section says which).
+fn dtz_code(dtz: Dtz, rule: Rule) -> u16 {
+    match Wdl::from_dtz(dtz, rule) {
+        Wdl::CursedWin | Wdl::BlessedLoss => {
+            dtz.plies() - rule.limit().map_or(0, i16::unsigned_abs)
+        }
+        _ => dtz.plies(),
+    }
+}
+
+/// Code widths a packed block may use, narrowest first.
+const CODE_BITS: [u32; 6] = [0, 1, 2, 4, 8, 16];
+
+/// Pack a block's values: the distinct values, ascending, then each
+/// position's rank among them in the narrowest width of [`CODE_BITS`].
+fn pack(values: &[u16]) -> Vec<u8> {
+    let max = values.iter().copied().max().unwrap_or(0);
+    let mut rank = vec![0u16; usize::from(max) + 1];
+    for &v in values {
+        rank[usize::from(v)] = 1;
+    }
+    let mut distinct = Vec::new();
+    for (v, r) in rank.iter_mut().enumerate() {
+        if *r != 0 {
+            *r = distinct.len() as u16;
+            distinct.push(v as u16);
+        }
+    }
+    let bits = code_bits(distinct.len());
+    let mut out = Vec::with_capacity(packed_len(values.len(), distinct.len(), bits));
+    out.push(bits as u8);
+    out.extend_from_slice(&((distinct.len() - 1) as u16).to_le_bytes());
+    for v in &distinct {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    match bits {
+        0 => {}
+        16 => {
+            for v in values {
+                out.extend_from_slice(&rank[usize::from(*v)].to_le_bytes());
+            }
+        }
+        _ => {
+            let per = (8 / bits) as usize;
+            for chunk in values.chunks(per) {
+                let mut byte = 0u8;
+                for (k, v) in chunk.iter().enumerate() {
+                    byte |= (rank[usize::from(*v)] as u8) << (k as u32 * bits);
+                }
+                out.push(byte);
+            }
+        }
+    }
+    out
+}
+
+/// The narrowest code width for `distinct` values.
+fn code_bits(distinct: usize) -> u32 {
+    CODE_BITS
+        .into_iter()
+        .find(|&b| distinct <= 1 << b)
+        .expect("at most 2^16 distinct u16 values")
+}
+
+/// Bytes of a packed block of `values` positions.
+fn packed_len(values: usize, distinct: usize, bits: u32) -> usize {
+    3 + 2 * distinct + (values * bits as usize).div_ceil(8)
+}
+
+/// Inverse of [`pack`], each code passed through `narrow`; `None` if the
+/// bytes are not a packed block of `values` positions with every value at
+/// most `max`.
+fn unpack<T: Copy + Default>(
+    raw: &[u8],
+    values: usize,
+    max: u16,
+    narrow: fn(u16) -> T,
+) -> Option<Vec<T>> {
+    let bits = u32::from(*raw.first()?);
+    let distinct = usize::from(u16_at(raw.get(..3)?, 1)) + 1;
+    if !CODE_BITS.contains(&bits)
+        || code_bits(distinct) != bits
+        || raw.len() != packed_len(values, distinct, bits)
+    {
+        return None;
+    }
+    let list: Vec<u16> = (0..distinct).map(|i| u16_at(raw, 3 + 2 * i)).collect();
+    if list.windows(2).any(|w| w[0] >= w[1]) || list[distinct - 1] > max {
+        return None;
+    }
+    // Every rank a code of `bits` bits can hold; ranks past the list are
+    // corrupt and found below.
+    let mut table = vec![T::default(); 1 << bits];
+    for (slot, &v) in table.iter_mut().zip(&list) {
+        *slot = narrow(v);
+    }
+    let codes = &raw[3 + 2 * distinct..];
+    let mut out = Vec::with_capacity(values);
+    let mut highest = 0usize;
+    match bits {
+        0 => out.resize(values, table[0]),
+        16 => {
+            for c in codes.chunks_exact(2) {
+                let rank = usize::from(u16::from_le_bytes([c[0], c[1]]));
+                highest = highest.max(rank);
+                out.push(table[rank]);
+            }
+        }
+        _ => {
+            let per = (8 / bits) as usize;
+            let mask = (1usize << bits) - 1;
+            for &byte in codes {
+                let byte = usize::from(byte);
+                for k in 0..per {
+                    let rank = (byte >> (k as u32 * bits)) & mask;
+                    highest = highest.max(rank);
+                    out.push(table[rank]);
+                }
+            }
+            // The last byte's unused high bits are padding.
+            out.truncate(values);
+        }
+    }
+    (highest < distinct).then_some(out)
 }
 
 struct HashingWriter<W> {
@@ -364,11 +557,12 @@ impl<W: Write> Write for HashingWriter<W> {
 
 /// Where one section's blocks are.
 #[derive(Debug)]
-struct SectionMap {
+struct SectionMap<T> {
     index_offset: usize,
     blocks: usize,
     digest: [u8; 32],
-    cache: Vec<OnceLock<Box<[u8]>>>,
+    /// Unpacked blocks, filled on first use.
+    cache: Vec<OnceLock<Box<[T]>>>,
 }
 
 /// A table file read from `D` (a memory map or a byte vector).
@@ -377,8 +571,10 @@ pub struct TableFile<D> {
     data: D,
     header: Header,
     layout: Layout,
-    wdl: SectionMap,
-    dtz: SectionMap,
+    /// WDL codes (0 = loss ..= 4 = win) per position.
+    wdl: SectionMap<u8>,
+    /// DTZ codes (see [`dtz_code`]) per position.
+    dtz: SectionMap<u16>,
 }
 
 fn u16_at(b: &[u8], at: usize) -> u16 {
@@ -478,8 +674,8 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     /// A corrupt block.
     pub fn wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, FormatError> {
         let (block, offset) = self.locate(turn, index);
-        let raw = self.block(Section::Wdl, block)?;
-        Ok(Wdl::ALL[usize::from(raw[offset]).min(4)])
+        let codes = self.cached(Section::Wdl, &self.wdl, block, |v| v as u8)?;
+        Ok(Wdl::ALL[usize::from(codes[offset])])
     }
 
     /// The DTZ stored at `index` with `turn` to move.
@@ -488,14 +684,18 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     /// A corrupt block.
     pub fn dtz(&self, turn: Color, index: TableIndex) -> Result<Dtz, FormatError> {
         let wdl = self.wdl(turn, index)?;
-        if wdl == Wdl::Draw {
-            return Ok(Dtz(0));
-        }
         let (block, offset) = self.locate(turn, index);
-        let raw = self.block(Section::Dtz, block)?;
-        let half = raw.len() / 2;
-        let plies = i16::from_le_bytes([raw[offset], raw[half + offset]]);
-        Ok(Dtz(if wdl > Wdl::Draw { plies } else { -plies }))
+        let code = match wdl {
+            Wdl::Draw => return Ok(Dtz(0)),
+            _ => self.cached(Section::Dtz, &self.dtz, block, |v| v)?[offset] as i16,
+        };
+        let limit = self.header.rule.limit().unwrap_or(0);
+        Ok(Dtz(match wdl {
+            Wdl::Win => code,
+            Wdl::CursedWin => code + limit,
+            Wdl::Loss => -code,
+            _ => -code - limit,
+        }))
     }
 
     fn locate(&self, turn: Color, index: TableIndex) -> (usize, usize) {
@@ -508,42 +708,45 @@ impl<D: AsRef<[u8]>> TableFile<D> {
         ((at / per) as usize, (at % per) as usize)
     }
 
-    fn block(&self, section: Section, block: usize) -> Result<&[u8], FormatError> {
-        let map = match section {
-            Section::Wdl => &self.wdl,
-            _ => &self.dtz,
-        };
-        if let Some(raw) = map.cache[block].get() {
-            return Ok(raw);
-        }
-        let raw = self.decompress(section, map, block)?;
-        Ok(map.cache[block].get_or_init(|| raw))
-    }
-
-    fn decompress(
+    /// The unpacked codes of a block, decoded on first use.
+    fn cached<'a, T: Copy + Default>(
         &self,
         section: Section,
-        map: &SectionMap,
+        map: &'a SectionMap<T>,
         block: usize,
-    ) -> Result<Box<[u8]>, FormatError> {
+        narrow: fn(u16) -> T,
+    ) -> Result<&'a [T], FormatError> {
+        if let Some(codes) = map.cache[block].get() {
+            return Ok(codes);
+        }
+        let codes = self.decode(section, map.index_offset, block, narrow)?;
+        Ok(map.cache[block].get_or_init(|| codes.into_boxed_slice()))
+    }
+
+    /// Decompress and unpack one block, checking its exact size and that
+    /// every code is a value the section can hold.
+    fn decode<T: Copy + Default>(
+        &self,
+        section: Section,
+        index_offset: usize,
+        block: usize,
+        narrow: fn(u16) -> T,
+    ) -> Result<Vec<T>, FormatError> {
         let b = self.data.as_ref();
-        let start = u64_at(b, map.index_offset + 8 * block) as usize;
-        let end = u64_at(b, map.index_offset + 8 * (block + 1)) as usize;
+        let start = u64_at(b, index_offset + 8 * block) as usize;
+        let end = u64_at(b, index_offset + 8 * (block + 1)) as usize;
         let total = 2 * self.header.positions;
         let first = block as u64 * u64::from(BLOCK_POSITIONS);
         let values = (total - first).min(u64::from(BLOCK_POSITIONS)) as usize;
-        let expected = if section == Section::Wdl {
-            values
-        } else {
-            2 * values
+        let max = match section {
+            Section::Wdl => wdl_code(Wdl::Win),
+            _ => MAX_DTZ_CODE,
         };
         let corrupt = || FormatError::Block { section, block };
         let frame = b.get(start..end).ok_or_else(corrupt)?;
-        let raw = zstd::bulk::decompress(frame, expected).map_err(|_| corrupt())?;
-        if raw.len() != expected {
-            return Err(corrupt());
-        }
-        Ok(raw.into_boxed_slice())
+        let capacity = packed_len(values, 1 << 16, 16);
+        let raw = zstd::bulk::decompress(frame, capacity).map_err(|_| corrupt())?;
+        unpack(&raw, values, max, narrow).ok_or_else(corrupt)
     }
 
     /// Check everything: both section checksums, the file checksum, every
@@ -553,16 +756,21 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     /// The first problem found.
     pub fn verify(&self) -> Result<(), FormatError> {
         let b = self.data.as_ref();
-        for (section, map, start) in [
-            (Section::Wdl, &self.wdl, HEADER_LEN),
-            (Section::Dtz, &self.dtz, self.section_end(&self.wdl)),
+        let wdl_end = section_end(&self.wdl);
+        for (section, start, end, digest) in [
+            (Section::Wdl, HEADER_LEN, wdl_end, &self.wdl.digest),
+            (
+                Section::Dtz,
+                wdl_end,
+                section_end(&self.dtz),
+                &self.dtz.digest,
+            ),
         ] {
-            let end = self.section_end(map);
             let got: [u8; 32] = Sha256::digest(&b[start..end]).into();
-            if got != map.digest {
+            if got != *digest {
                 return Err(FormatError::Checksum {
                     section,
-                    expected: hex(&map.digest),
+                    expected: hex(digest),
                     got: hex(&got),
                 });
             }
@@ -576,17 +784,20 @@ impl<D: AsRef<[u8]>> TableFile<D> {
                 got: hex(&got),
             });
         }
-        for (section, map) in [(Section::Wdl, &self.wdl), (Section::Dtz, &self.dtz)] {
-            for block in 0..map.blocks {
-                self.decompress(section, map, block)?;
+        for (section, index_offset, blocks) in [
+            (Section::Wdl, self.wdl.index_offset, self.wdl.blocks),
+            (Section::Dtz, self.dtz.index_offset, self.dtz.blocks),
+        ] {
+            for block in 0..blocks {
+                self.decode(section, index_offset, block, |v| v)?;
             }
         }
         Ok(())
     }
+}
 
-    fn section_end(&self, map: &SectionMap) -> usize {
-        map.index_offset + 8 * (map.blocks + 1)
-    }
+fn section_end<T>(map: &SectionMap<T>) -> usize {
+    map.index_offset + 8 * (map.blocks + 1)
 }
 
 fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
@@ -637,13 +848,13 @@ fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
     })
 }
 
-fn section_map(
+fn section_map<T>(
     b: &[u8],
     section: Section,
     at: usize,
     blocks: usize,
     start: usize,
-) -> Result<SectionMap, FormatError> {
+) -> Result<SectionMap<T>, FormatError> {
     let layout_error = |reason: String| FormatError::Layout { section, reason };
     let index_offset = u64_at(b, at) as usize;
     let recorded_blocks = u32_at(b, at + 8) as usize;
@@ -673,4 +884,52 @@ fn section_map(
         digest,
         cache: (0..blocks).map(|_| OnceLock::new()).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_blocks_round_trip_in_every_width() {
+        for distinct in [1u16, 2, 3, 4, 5, 16, 17, 256, 257, 1000] {
+            let values: Vec<u16> = (0..1001u32)
+                .map(|i| (i * 7919 % u32::from(distinct)) as u16 * 3)
+                .collect();
+            let packed = pack(&values);
+            assert_eq!(u32::from(packed[0]), code_bits(usize::from(distinct)));
+            assert_eq!(
+                unpack(&packed, values.len(), 3000, |v| v),
+                Some(values.clone())
+            );
+            if distinct > 1 {
+                assert_eq!(
+                    unpack(&packed, values.len() + 64, 3000, |v| v),
+                    None,
+                    "length"
+                );
+            }
+            let max = *values.iter().max().expect("values");
+            if max > 0 {
+                assert_eq!(unpack(&packed, values.len(), max - 1, |v| v), None, "range");
+            }
+        }
+    }
+
+    #[test]
+    fn packed_blocks_with_bad_codes_are_rejected() {
+        // Three distinct values take 2 bits; a rank of 3 points past the list.
+        let mut packed = pack(&[5, 6, 7, 5]);
+        assert_eq!(unpack(&packed, 4, 10, |v| v), Some(vec![5, 6, 7, 5]));
+        let last = packed.len() - 1;
+        packed[last] |= 0b11 << 6;
+        assert_eq!(unpack(&packed, 4, 10, |v| v), None);
+        // Values out of order, or a width that is not the narrowest.
+        let mut unordered = pack(&[5, 6]);
+        unordered.swap(3, 5);
+        assert_eq!(unpack(&unordered, 2, 10, |v| v), None);
+        let mut wide = pack(&[5, 6]);
+        wide[0] = 2;
+        assert_eq!(unpack(&wide, 2, 10, |v| v), None);
+    }
 }

@@ -195,6 +195,13 @@ impl Table {
         self.cells.load(turn, index.0)
     }
 
+    /// The cells with `turn` to move, in index order, from `start`.
+    pub(crate) fn cells_from(&self, turn: Color, start: usize) -> impl Iterator<Item = Cell> + '_ {
+        self.cells.get(turn).cells()[start..]
+            .iter()
+            .map(|c| Cell(c.load(Ordering::Relaxed)))
+    }
+
     /// Overwrite one cell (tests corrupt tables this way).
     #[cfg(test)]
     pub(crate) fn set_cell(&self, turn: Color, index: TableIndex, cell: Cell) {
