@@ -197,9 +197,7 @@ impl Table {
 
     /// The cells with `turn` to move, in index order, from `start`.
     pub(crate) fn cells_from(&self, turn: Color, start: usize) -> impl Iterator<Item = Cell> + '_ {
-        self.cells.get(turn).cells()[start..]
-            .iter()
-            .map(|c| Cell(c.load(Ordering::Relaxed)))
+        (start as u64..self.layout.size()).map(move |index| self.cells.load(turn, index))
     }
 
     /// Overwrite one cell (tests corrupt tables this way).
