@@ -361,6 +361,16 @@ impl Effort {
     }
 }
 
+/// WDL codes (0..=4) two to a byte, the first in the low nibble: a table
+/// read through in full (the solver's promotions into a 5-piece table) then
+/// keeps half a byte per position in memory.
+fn pack_nibbles(codes: Vec<u8>) -> Vec<u8> {
+    codes
+        .chunks(2)
+        .map(|pair| pair[0] | pair.get(1).map_or(0, |high| high << 4))
+        .collect()
+}
+
 /// zstd window: a whole packed block of one-byte codes.
 const WINDOW_LOG: u32 = 21;
 
@@ -674,8 +684,8 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     /// A corrupt block.
     pub fn wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, FormatError> {
         let (block, offset) = self.locate(turn, index);
-        let codes = self.cached(Section::Wdl, &self.wdl, block, |v| v as u8)?;
-        Ok(Wdl::ALL[usize::from(codes[offset])])
+        let pairs = self.cached(Section::Wdl, &self.wdl, block, |v| v as u8, pack_nibbles)?;
+        Ok(Wdl::ALL[usize::from((pairs[offset / 2] >> (4 * (offset % 2))) & 0xf)])
     }
 
     /// The DTZ stored at `index` with `turn` to move.
@@ -687,7 +697,7 @@ impl<D: AsRef<[u8]>> TableFile<D> {
         let (block, offset) = self.locate(turn, index);
         let code = match wdl {
             Wdl::Draw => return Ok(Dtz(0)),
-            _ => self.cached(Section::Dtz, &self.dtz, block, |v| v)?[offset] as i16,
+            _ => self.cached(Section::Dtz, &self.dtz, block, |v| v, |codes| codes)?[offset] as i16,
         };
         let limit = self.header.rule.limit().unwrap_or(0);
         Ok(Dtz(match wdl {
@@ -708,18 +718,20 @@ impl<D: AsRef<[u8]>> TableFile<D> {
         ((at / per) as usize, (at % per) as usize)
     }
 
-    /// The unpacked codes of a block, decoded on first use.
+    /// The unpacked codes of a block, decoded on first use and kept in
+    /// the form `keep` gives them.
     fn cached<'a, T: Copy + Default>(
         &self,
         section: Section,
         map: &'a SectionMap<T>,
         block: usize,
         narrow: fn(u16) -> T,
+        keep: fn(Vec<T>) -> Vec<T>,
     ) -> Result<&'a [T], FormatError> {
         if let Some(codes) = map.cache[block].get() {
             return Ok(codes);
         }
-        let codes = self.decode(section, map.index_offset, block, narrow)?;
+        let codes = keep(self.decode(section, map.index_offset, block, narrow)?);
         Ok(map.cache[block].get_or_init(|| codes.into_boxed_slice()))
     }
 
