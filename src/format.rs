@@ -371,6 +371,11 @@ fn pack_nibbles(codes: Vec<u8>) -> Vec<u8> {
         .collect()
 }
 
+/// The WDL at `offset` of a block kept by [`pack_nibbles`].
+pub fn nibble_wdl(pairs: &[u8], offset: usize) -> Wdl {
+    Wdl::ALL[usize::from((pairs[offset / 2] >> (4 * (offset % 2))) & 0xf)]
+}
+
 /// zstd window: a whole packed block of one-byte codes.
 const WINDOW_LOG: u32 = 21;
 
@@ -685,7 +690,7 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     pub fn wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, FormatError> {
         let (block, offset) = self.locate(turn, index);
         let pairs = self.cached(Section::Wdl, &self.wdl, block, |v| v as u8, pack_nibbles)?;
-        Ok(Wdl::ALL[usize::from((pairs[offset / 2] >> (4 * (offset % 2))) & 0xf)])
+        Ok(nibble_wdl(pairs, offset))
     }
 
     /// The DTZ stored at `index` with `turn` to move.
@@ -708,7 +713,29 @@ impl<D: AsRef<[u8]>> TableFile<D> {
         }))
     }
 
-    fn locate(&self, turn: Color, index: TableIndex) -> (usize, usize) {
+    /// Number of WDL blocks.
+    pub fn wdl_block_count(&self) -> usize {
+        self.wdl.blocks
+    }
+
+    /// One WDL block unpacked (and checked) without keeping it: two codes
+    /// per byte, the first in the low nibble, as [`TableFile::wdl`] caches
+    /// them. For readers that hold blocks only for a while.
+    ///
+    /// # Errors
+    /// A corrupt block.
+    pub fn unpack_wdl_block(&self, block: usize) -> Result<Vec<u8>, FormatError> {
+        Ok(pack_nibbles(self.decode(
+            Section::Wdl,
+            self.wdl.index_offset,
+            block,
+            |v| v as u8,
+        )?))
+    }
+
+    /// The block holding `index` with `turn` to move, and the position in
+    /// it.
+    pub fn locate(&self, turn: Color, index: TableIndex) -> (usize, usize) {
         let at = if turn == Color::White {
             index.0
         } else {

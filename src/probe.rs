@@ -34,7 +34,7 @@ use crate::{
     index::{Layout, TableIndex},
     material::{MAX_PIECES, Material},
     storage::map_file,
-    table::{IndexedValues, LookupError, StoredValues, resolve_dtz, zeroing_score},
+    table::{IndexedValues, LookupError, StoredValues, WdlBlocks, resolve_dtz, zeroing_score},
     value::{Dtz, Outcome, Rule, Verdict, Wdl},
 };
 
@@ -364,6 +364,28 @@ impl<D: AsRef<[u8]> + Sync> IndexedValues for TableFile<D> {
             material: self.header().material,
             message: source.to_string(),
         })
+    }
+
+    fn wdl_blocks(&self) -> Option<&dyn WdlBlocks> {
+        Some(self)
+    }
+}
+
+impl<D: AsRef<[u8]> + Sync> WdlBlocks for TableFile<D> {
+    fn block_count(&self) -> usize {
+        self.wdl_block_count()
+    }
+
+    fn block_of(&self, turn: Color, index: TableIndex) -> (usize, usize) {
+        self.locate(turn, index)
+    }
+
+    fn unpack(&self, block: usize) -> Result<Vec<u8>, LookupError> {
+        self.unpack_wdl_block(block)
+            .map_err(|source| LookupError::Table {
+                material: self.header().material,
+                message: source.to_string(),
+            })
     }
 }
 

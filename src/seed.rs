@@ -17,10 +17,13 @@
 
 use shakmaty::{Bitboard, ByColor, Color, Piece, Rank, Role, Square, attacks};
 
+use std::sync::OnceLock;
+
 use crate::{
-    index::{Layout, Placement},
+    format::nibble_wdl,
+    index::{Layout, Placement, TableIndex},
     material::{MAX_PIECES, Material},
-    table::{IndexedValues, LookupError, StoredValues},
+    table::{IndexedValues, LookupError, StoredValues, WdlBlocks},
     value::{Cell, Dtz, Rule, Wdl},
 };
 
@@ -32,6 +35,34 @@ struct Target<'a> {
     flip: bool,
     /// The destination table.
     values: &'a dyn IndexedValues,
+    /// For a large table read from a file: the blocks this seeder unpacked,
+    /// freed with it (a 5-piece table reached by promotions is read
+    /// through once per level, and need not stay in memory after).
+    kept: Option<KeptBlocks<'a>>,
+}
+
+/// Destination tables at least this large (positions per side) keep their
+/// unpacked blocks in the seeder.
+const KEEP_IN_SEEDER: u64 = 1 << 24;
+
+/// WDL blocks unpacked for one seeding pass.
+struct KeptBlocks<'a> {
+    source: &'a dyn WdlBlocks,
+    blocks: Vec<OnceLock<Box<[u8]>>>,
+}
+
+impl KeptBlocks<'_> {
+    fn wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, LookupError> {
+        let (block, offset) = self.source.block_of(turn, index);
+        let pairs = match self.blocks[block].get() {
+            Some(pairs) => pairs,
+            None => {
+                let pairs = self.source.unpack(block)?.into_boxed_slice();
+                self.blocks[block].get_or_init(|| pairs)
+            }
+        };
+        Ok(nibble_wdl(pairs, offset))
+    }
 }
 
 /// How to read the value after one kind of zeroing move: which table,
@@ -76,10 +107,19 @@ impl<'a> Seeder<'a> {
             .into_iter()
             .map(|material| {
                 let normalized = material.normalized();
+                let values = store.indexed(&normalized)?;
+                let kept = values
+                    .wdl_blocks()
+                    .filter(|_| values.layout().size() >= KEEP_IN_SEEDER)
+                    .map(|source| KeptBlocks {
+                        source,
+                        blocks: (0..source.block_count()).map(|_| OnceLock::new()).collect(),
+                    });
                 Ok(Target {
                     material,
                     flip: normalized != material,
-                    values: store.indexed(&normalized)?,
+                    values,
+                    kept,
                 })
             })
             .collect::<Result<Vec<_>, LookupError>>()?;
@@ -163,10 +203,11 @@ impl<'a> Seeder<'a> {
         let index = layout.encode(&placement).ok_or(LookupError::NoValue {
             material: layout.material(),
         })?;
-        Ok(Dtz::of_zeroing_move(
-            target.values.wdl_at(turn, index)?,
-            self.rule,
-        ))
+        let wdl = match &target.kept {
+            Some(kept) => kept.wdl(turn, index)?,
+            None => target.values.wdl_at(turn, index)?,
+        };
+        Ok(Dtz::of_zeroing_move(wdl, self.rule))
     }
 }
 

@@ -70,6 +70,27 @@ pub trait IndexedValues: Sync {
     /// [`LookupError::NoValue`] if the cell holds no final value, or what
     /// the store reports (a corrupt file).
     fn wdl_at(&self, turn: Color, index: TableIndex) -> Result<Wdl, LookupError>;
+
+    /// Block access for a reader that wants to keep what it unpacks only
+    /// for a while (files); `None` for stores held in memory.
+    fn wdl_blocks(&self) -> Option<&dyn WdlBlocks> {
+        None
+    }
+}
+
+/// WDL read block by block (see [`IndexedValues::wdl_blocks`]).
+pub trait WdlBlocks: Sync {
+    /// Number of blocks.
+    fn block_count(&self) -> usize;
+
+    /// The block holding `index` with `turn` to move, and the offset in it.
+    fn block_of(&self, turn: Color, index: TableIndex) -> (usize, usize);
+
+    /// One block, two WDL codes (`wdl + 2`) per byte, low nibble first.
+    ///
+    /// # Errors
+    /// What the store reports (a corrupt file).
+    fn unpack(&self, block: usize) -> Result<Vec<u8>, LookupError>;
 }
 
 /// A store of solved tables that can answer "what is stored for this
