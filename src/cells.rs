@@ -112,12 +112,6 @@ impl CellArray {
         }
     }
 
-    /// Whether the cell at `index` is one of the `UNKNOWN_*` codes.
-    #[inline]
-    pub fn is_unknown(&self, index: u64) -> bool {
-        (UNKNOWN_FIRST..OVERFLOW_WIN).contains(&self.code(index))
-    }
-
     /// Store `cell` at `index`.
     #[inline]
     pub fn store(&self, index: u64, cell: Cell) {
@@ -174,7 +168,8 @@ impl CellArray {
     }
 
     /// How many values live in the overflow map.
-    pub fn overflow_len(&self) -> usize {
+    #[cfg(test)]
+    fn overflow_len(&self) -> usize {
         self.overflow.read().expect("overflow map lock").len()
     }
 
@@ -415,8 +410,8 @@ impl TableCells {
     ///
     /// # Panics
     /// If the level is not open.
-    #[inline]
-    pub fn open_array(&self, turn: Color, index: u64) -> (&CellArray, u64) {
+    #[cfg(test)]
+    pub(crate) fn open_array(&self, turn: Color, index: u64) -> (&CellArray, u64) {
         let (level, local) = self.locate(index);
         match self.levels[level]
             .as_ref()

@@ -470,40 +470,12 @@ impl Layout {
         Some((turn, self.encode(&placement)?))
     }
 
-    /// The index of a placement and, when its canonical frame is not unique
-    /// (a pawnless placement whose kings both end up on the a1-h8
-    /// diagonal), the index of the other stored orientation too.
-    pub fn encode_with_twin(
-        &self,
-        placement: &Placement,
-    ) -> Option<(TableIndex, Option<TableIndex>)> {
-        let index = self.encode(placement)?;
-        if self.pawns > 0 {
-            return Some((index, None));
-        }
-        let sym = symmetry_for_kings(placement.squares[0], placement.squares[1]);
-        let on_diagonal = |sq: u8| sq >> 3 == sq & 7;
-        if !on_diagonal(sym.apply(placement.squares[0]))
-            || !on_diagonal(sym.apply(placement.squares[1]))
-        {
-            return Some((index, None));
-        }
-        let flip = Symmetry {
-            xor: 0,
-            diagonal: true,
-        };
-        let mut twin = *placement;
-        for sq in &mut twin.squares[..self.pieces.len()] {
-            *sq = flip.apply(sym.apply(*sq));
-        }
-        let twin = self.encode(&twin)?;
-        Some((index, (twin != index).then_some(twin)))
-    }
-
-    /// For a pawnless table: the index (and twin, as
-    /// [`Layout::encode_with_twin`]) reached from the canonical `placement`
-    /// at `index` when the king in `slot` (0 or 1) moves to `to`; `None` if
-    /// the kings would touch. Table lookups instead of a full encode.
+    /// For a pawnless table: the index reached from the canonical
+    /// `placement` at `index` when the king in `slot` (0 or 1) moves to
+    /// `to`, and, when the new canonical frame is not unique (both kings on
+    /// the a1-h8 diagonal), the index of the other stored orientation too;
+    /// `None` if the kings would touch. Table lookups instead of a full
+    /// encode.
     pub fn king_move(
         &self,
         index: TableIndex,
@@ -622,6 +594,36 @@ mod tests {
         assert_eq!(kppvk.slice_count(), (48 * 47 / 2 + 24) / 2);
     }
 
+    /// The index of a placement and, when its canonical frame is not unique
+    /// (a pawnless placement whose kings both end up on the a1-h8
+    /// diagonal), the index of the other stored orientation too.
+    fn encode_with_twin(
+        l: &Layout,
+        placement: &Placement,
+    ) -> Option<(TableIndex, Option<TableIndex>)> {
+        let index = l.encode(placement)?;
+        if l.pawns > 0 {
+            return Some((index, None));
+        }
+        let sym = symmetry_for_kings(placement.squares[0], placement.squares[1]);
+        let on_diagonal = |sq: u8| sq >> 3 == sq & 7;
+        if !on_diagonal(sym.apply(placement.squares[0]))
+            || !on_diagonal(sym.apply(placement.squares[1]))
+        {
+            return Some((index, None));
+        }
+        let flip = Symmetry {
+            xor: 0,
+            diagonal: true,
+        };
+        let mut twin = *placement;
+        for sq in &mut twin.squares[..l.pieces.len()] {
+            *sq = flip.apply(sym.apply(*sq));
+        }
+        let twin = l.encode(&twin)?;
+        Some((index, (twin != index).then_some(twin)))
+    }
+
     #[test]
     fn king_moves_agree_with_a_full_encode() {
         for name in ["KQvK", "KRvKN", "KRBvKR"] {
@@ -635,7 +637,7 @@ mod tests {
                         moved.squares[slot] = to;
                         assert_eq!(
                             l.king_move(TableIndex(i), &p, slot, to),
-                            l.encode_with_twin(&moved),
+                            encode_with_twin(&l, &moved),
                             "{name} {i} slot {slot} to {to}"
                         );
                     }
