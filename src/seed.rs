@@ -103,7 +103,15 @@ impl<'a> Seeder<'a> {
         rule: Rule,
         store: &'a dyn StoredValues,
     ) -> Result<Seeder<'a>, LookupError> {
-        let targets = destinations(layout.material())
+        let moves = zeroing_moves(layout);
+        let mut materials: Vec<Material> = moves
+            .iter()
+            .filter(|(_, after)| after.len() > 2)
+            .map(|(_, after)| material_after(after))
+            .collect();
+        materials.sort();
+        materials.dedup();
+        let targets = materials
             .into_iter()
             .map(|material| {
                 let normalized = material.normalized();
@@ -123,7 +131,7 @@ impl<'a> Seeder<'a> {
                 })
             })
             .collect::<Result<Vec<_>, LookupError>>()?;
-        let routes = routes(layout, &targets);
+        let routes = routes(&moves, &targets);
         Ok(Seeder {
             layout,
             rule,
@@ -222,10 +230,11 @@ fn route_key(slot: usize, victim: Option<usize>, promoted: Option<Role>) -> usiz
     (slot * (MAX_PIECES + 1) + victim) * (PROMOTIONS.len() + 1) + promoted
 }
 
-/// The route of every zeroing move a slot can make.
-fn routes(layout: &Layout, targets: &[Target<'_>]) -> Vec<Option<Route>> {
+/// Every zeroing move a slot can make: its route key and the pieces after
+/// it, each with the slot it comes from.
+fn zeroing_moves(layout: &Layout) -> Vec<(usize, Vec<(usize, Piece)>)> {
     let pieces = layout.pieces();
-    let mut routes = vec![None; MAX_PIECES * ROUTE_KEYS];
+    let mut moves = Vec::new();
     for (slot, mover) in pieces.iter().enumerate() {
         let victims = (0..pieces.len())
             .filter(|&j| pieces[j].color != mover.color && pieces[j].role != Role::King)
@@ -238,7 +247,7 @@ fn routes(layout: &Layout, targets: &[Target<'_>]) -> Vec<Option<Route>> {
                 vec![None]
             };
             for promoted in promotions {
-                let after: Vec<(usize, Piece)> = (0..pieces.len())
+                let after = (0..pieces.len())
                     .filter(|&j| Some(j) != victim)
                     .map(|j| {
                         let mut piece = pieces[j];
@@ -248,86 +257,59 @@ fn routes(layout: &Layout, targets: &[Target<'_>]) -> Vec<Option<Route>> {
                         (j, piece)
                     })
                     .collect();
-                let route = if after.len() == 2 {
-                    Route {
-                        target: None,
-                        from_slot: [0; MAX_PIECES],
-                    }
-                } else {
-                    let material = Material::from_pieces(after.iter().map(|&(_, p)| p));
-                    let t = targets
-                        .iter()
-                        .position(|t| t.material == material)
-                        .expect("destinations cover every zeroing move");
-                    let target = &targets[t];
-                    let mut from_slot = [0u8; MAX_PIECES];
-                    let mut used = vec![false; after.len()];
-                    for (to_slot, piece) in target.values.layout().pieces().iter().enumerate() {
-                        let wanted = if target.flip {
-                            Piece {
-                                color: piece.color.other(),
-                                role: piece.role,
-                            }
-                        } else {
-                            *piece
-                        };
-                        let k = (0..after.len())
-                            .find(|&k| !used[k] && after[k].1 == wanted)
-                            .expect("the destination has this material");
-                        used[k] = true;
-                        from_slot[to_slot] = after[k].0 as u8;
-                    }
-                    Route {
-                        target: Some(t),
-                        from_slot,
-                    }
-                };
-                routes[route_key(slot, victim, promoted)] = Some(route);
+                moves.push((route_key(slot, victim, promoted), after));
             }
         }
     }
-    routes
+    moves
 }
 
-/// Every material (in the table's own colours) that a zeroing move of
-/// either side leads to: the table itself (pawn pushes), captures,
-/// promotions, and captures with promotion; bare kings excluded.
-fn destinations(material: Material) -> Vec<Material> {
-    let pieces = material.pieces();
-    let mut out = vec![material];
-    for (i, victim) in pieces.iter().enumerate() {
-        if victim.role == Role::King {
-            continue;
-        }
-        let rest = pieces
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .map(|(_, p)| *p);
-        out.push(Material::from_pieces(rest));
-    }
-    let bases = out.clone();
-    for base in bases {
-        for color in Color::ALL {
-            let pawn = Piece {
-                color,
-                role: Role::Pawn,
-            };
-            if base.count(pawn) == 0 || material.count(pawn) == 0 {
-                continue;
+/// The material of the pieces after a move.
+fn material_after(after: &[(usize, Piece)]) -> Material {
+    Material::from_pieces(after.iter().map(|&(_, p)| p))
+}
+
+/// The route of every zeroing move in `moves` (see [`zeroing_moves`]).
+fn routes(moves: &[(usize, Vec<(usize, Piece)>)], targets: &[Target<'_>]) -> Vec<Option<Route>> {
+    let mut routes = vec![None; MAX_PIECES * ROUTE_KEYS];
+    for (key, after) in moves {
+        let route = if after.len() == 2 {
+            Route {
+                target: None,
+                from_slot: [0; MAX_PIECES],
             }
-            for role in PROMOTIONS {
-                let mut pieces = base.pieces();
-                let at = pieces.iter().position(|p| *p == pawn).expect("has a pawn");
-                pieces[at] = Piece { color, role };
-                out.push(Material::from_pieces(pieces));
+        } else {
+            let material = material_after(after);
+            let t = targets
+                .iter()
+                .position(|t| t.material == material)
+                .expect("a target for every zeroing move");
+            let target = &targets[t];
+            let mut from_slot = [0u8; MAX_PIECES];
+            let mut used = vec![false; after.len()];
+            for (to_slot, piece) in target.values.layout().pieces().iter().enumerate() {
+                let wanted = if target.flip {
+                    Piece {
+                        color: piece.color.other(),
+                        role: piece.role,
+                    }
+                } else {
+                    *piece
+                };
+                let k = (0..after.len())
+                    .find(|&k| !used[k] && after[k].1 == wanted)
+                    .expect("the destination has this material");
+                used[k] = true;
+                from_slot[to_slot] = after[k].0 as u8;
             }
-        }
+            Route {
+                target: Some(t),
+                from_slot,
+            }
+        };
+        routes[*key] = Some(route);
     }
-    out.sort_by_key(|m| m.to_string());
-    out.dedup();
-    out.retain(|m| m.total() > 2);
-    out
+    routes
 }
 
 fn king_square(squares: &[u8; MAX_PIECES], color: Color) -> Square {
