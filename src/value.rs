@@ -19,9 +19,9 @@
 //! win or loss.
 //!
 //! * [`Verdict`] — the outcome once the halfmove clock is applied.
-//! * [`Cell`] — the 16-bit cell the solver works on: a final DTZ, or one of a
-//!   few reserved codes (illegal, mated, unknown with what its zeroing moves
-//!   already guarantee).
+//! * [`Cell`] — a solver cell's value: a final DTZ, or one of a few reserved
+//!   codes (illegal, mated, unknown with what its zeroing moves already
+//!   guarantee). The solver stores cells one byte each (`crate::cells`).
 
 use std::{fmt, str::FromStr};
 
