@@ -371,7 +371,7 @@ fn pack_nibbles(codes: Vec<u8>) -> Vec<u8> {
         .collect()
 }
 
-/// The WDL at `offset` of a block kept by [`pack_nibbles`].
+/// The WDL at `offset` of a block kept two codes per byte (low nibble first).
 pub fn nibble_wdl(pairs: &[u8], offset: usize) -> Wdl {
     Wdl::ALL[usize::from((pairs[offset / 2] >> (4 * (offset % 2))) & 0xf)]
 }
