@@ -552,8 +552,8 @@ impl Moves<'_, '_, '_> {
         role: Option<Role>,
     ) -> Result<Option<Decided>, LookupError> {
         let p = self.position;
-        let victim = (0..p.squares.len().min(p.seeder.layout.piece_count()))
-            .find(|&j| j != slot && p.squares[j] == to as u8);
+        let victim =
+            (0..p.seeder.layout.piece_count()).find(|&j| j != slot && p.squares[j] == to as u8);
         if !self.legal(slot, to, victim) {
             return Ok(None);
         }

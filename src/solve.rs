@@ -236,7 +236,7 @@ struct Level {
 enum Frontier {
     /// Scan the level's cells for this value (after the seed, whose values
     /// are not listed anywhere).
-    Scan(ByColor<Cell>),
+    Scan(Cell),
     /// The positions the previous ply decided, by side to move.
     Listed(ByColor<Vec<u32>>),
 }
@@ -304,13 +304,10 @@ impl Solver<'_> {
         if k == 1 {
             (
                 Frontier::Listed(ByColor::default()),
-                Frontier::Scan(ByColor::new_with(|_| Cell::MATED)),
+                Frontier::Scan(Cell::MATED),
             )
         } else if seeded {
-            (
-                Frontier::Scan(ByColor::new_with(|_| Cell(k - 1))),
-                Frontier::Scan(ByColor::new_with(|_| Cell(-(k - 1)))),
-            )
+            (Frontier::Scan(Cell(k - 1)), Frontier::Scan(Cell(-(k - 1))))
         } else {
             let result = previous.unwrap_or(PlyResult {
                 won: ByColor::default(),
@@ -423,22 +420,19 @@ impl Solver<'_> {
         visit: impl Fn(u64, &mut Vec<u32>) + Sync,
     ) -> Vec<u32> {
         let parts: Vec<Vec<u32>> = match frontier {
-            Frontier::Scan(values) => {
-                let value = *values.get(turn);
-                level
-                    .chunks
-                    .par_iter()
-                    .map(|range| {
-                        let mut out = Vec::new();
-                        for index in range.clone() {
-                            if self.load(turn, index) == value {
-                                visit(index, &mut out);
-                            }
+            Frontier::Scan(value) => level
+                .chunks
+                .par_iter()
+                .map(|range| {
+                    let mut out = Vec::new();
+                    for index in range.clone() {
+                        if self.load(turn, index) == *value {
+                            visit(index, &mut out);
                         }
-                        out
-                    })
-                    .collect()
-            }
+                    }
+                    out
+                })
+                .collect(),
             Frontier::Listed(lists) => lists
                 .get(turn)
                 .par_chunks(CHUNK as usize)
@@ -463,12 +457,7 @@ impl Solver<'_> {
         value: Cell,
         visit: impl Fn(u64, &mut Vec<u32>) + Sync,
     ) -> Vec<u32> {
-        self.gather(
-            level,
-            &Frontier::Scan(ByColor::new_with(|_| value)),
-            turn,
-            visit,
-        )
+        self.gather(level, &Frontier::Scan(value), turn, visit)
     }
 
     /// One ply: wins in `k`, then losses in `k`.

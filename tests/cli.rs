@@ -54,11 +54,14 @@ fn assert_error(args: &[&str], expected: &str) {
 #[test]
 fn generate_prints_a_summary_per_table_and_skips_finished_ones() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let first = dtz50()
-        .args(["generate", "KRvK", "--out"])
-        .arg(dir.path())
-        .output()
-        .expect("runs");
+    let generate = || {
+        dtz50()
+            .args(["generate", "KRvK", "--out"])
+            .arg(dir.path())
+            .output()
+            .expect("runs")
+    };
+    let first = generate();
     assert!(first.status.success());
     let stdout = String::from_utf8_lossy(&first.stdout);
     assert!(
@@ -66,21 +69,13 @@ fn generate_prints_a_summary_per_table_and_skips_finished_ones() {
         "{stdout}"
     );
     assert!(stdout.contains("longest DTZ 32 plies"), "{stdout}");
-    let again = dtz50()
-        .args(["generate", "KRvK", "--out"])
-        .arg(dir.path())
-        .output()
-        .expect("runs");
+    let again = generate();
     assert!(again.status.success());
     assert!(String::from_utf8_lossy(&again.stdout).contains("KRvK: already built"));
     let file = dir.path().join("KRvK.dtz50");
     let bytes = std::fs::read(&file).expect("file");
     std::fs::write(&file, &bytes[..bytes.len() - 7]).expect("truncate");
-    let rebuilt = dtz50()
-        .args(["generate", "KRvK", "--out"])
-        .arg(dir.path())
-        .output()
-        .expect("runs");
+    let rebuilt = generate();
     assert!(rebuilt.status.success());
     assert!(
         String::from_utf8_lossy(&rebuilt.stdout).contains("KRvK.dtz50 is unusable (corrupt table"),
