@@ -32,7 +32,7 @@ use std::sync::LazyLock;
 
 use shakmaty::{
     Bitboard, Board, CastlingMode, Chess, Color, FromSetup, Piece, PositionError, Role, Setup,
-    Square,
+    Square, attacks,
 };
 
 use crate::material::{MAX_PIECES, Material};
@@ -494,9 +494,13 @@ impl Layout {
         let map = &pairs.maps[usize::from(sym)];
         let free = &placement.squares[2..2 + self.free];
         let base = u64::from(next) * per_pair;
-        let moved = free
-            .iter()
-            .fold(0, |acc, &sq| acc * 64 + u64::from(map[usize::from(sq)]));
+        // Most king moves keep the frame: the other pieces' digits stay.
+        let moved = if sym == Symmetry::IDENTITY.id() {
+            index.0 % per_pair
+        } else {
+            free.iter()
+                .fold(0, |acc, &sq| acc * 64 + u64::from(map[usize::from(sq)]))
+        };
         let twin = pairs.on_diagonal[usize::from(next)].then(|| {
             let diagonal = &pairs.maps[usize::from(DIAGONAL_FLIP.id())];
             free.iter().fold(0, |acc, &sq| {
@@ -507,6 +511,61 @@ impl Layout {
             TableIndex(base + moved),
             twin.filter(|&t| t != moved).map(|t| TableIndex(base + t)),
         ))
+    }
+
+    /// Every quiet move of `mover`'s pieces other than pawns from the
+    /// canonical `placement` at `index`, as the index it reaches (both
+    /// stored orientations where the frame is not unique), until `visit`
+    /// returns false. Moves are pseudo-legal (the mover's king may be left
+    /// in check: such indices are illegal positions); pieces move
+    /// reversibly, so these are also the quiet unmoves.
+    pub fn quiet_moves(
+        &self,
+        placement: &Placement,
+        TableIndex(index): TableIndex,
+        mover: Color,
+        mut visit: impl FnMut(u64) -> bool,
+    ) {
+        let occupied: Bitboard = placement.squares[..self.pieces.len()]
+            .iter()
+            .map(|&s| Square::new(u32::from(s)))
+            .collect();
+        // Kings last: their moves cost the most to index, and a forward
+        // check stops at the first move that fails it.
+        let n = self.pieces.len();
+        for slot in (2..n).chain(0..2) {
+            let piece = self.pieces[slot];
+            if piece.color != mover || piece.role == Role::Pawn {
+                continue;
+            }
+            let from = placement.squares[slot];
+            let targets =
+                attacks::attacks(Square::new(u32::from(from)), piece, occupied) & !occupied;
+            match self.stride(slot) {
+                Some(stride) => {
+                    for to in targets {
+                        let delta = (i64::from(to as u8) - i64::from(from)) * stride as i64;
+                        if !visit(index.wrapping_add_signed(delta)) {
+                            return;
+                        }
+                    }
+                }
+                None => {
+                    for to in targets {
+                        let Some((next, twin)) =
+                            self.king_move(TableIndex(index), placement, slot, to as u8)
+                        else {
+                            continue;
+                        };
+                        for TableIndex(i) in std::iter::once(next).chain(twin) {
+                            if !visit(i) {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Whether two pieces share a square.

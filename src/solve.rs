@@ -351,7 +351,12 @@ impl Solver<'_> {
     /// Mark `index` as a loss candidate for `loser`.
     fn mark(&self, loser: Color, index: u64) {
         let (_, local) = self.cells.locate(index);
-        self.candidates.get(loser).set_aliased(local as usize, true);
+        let bits = self.candidates.get(loser);
+        // A plain load first: most marks find the bit set already, and an
+        // atomic read-modify-write costs far more than a read.
+        if !bits[local as usize] {
+            bits.set_aliased(local as usize, true);
+        }
     }
 
     /// Make out-of-range values written so far readable (between passes).
