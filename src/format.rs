@@ -701,16 +701,42 @@ impl<D: AsRef<[u8]>> TableFile<D> {
         let wdl = self.wdl(turn, index)?;
         let (block, offset) = self.locate(turn, index);
         let code = match wdl {
-            Wdl::Draw => return Ok(Dtz(0)),
-            _ => self.cached(Section::Dtz, &self.dtz, block, |v| v, |codes| codes)?[offset] as i16,
+            Wdl::Draw => 0,
+            _ => self.cached(Section::Dtz, &self.dtz, block, |v| v, |codes| codes)?[offset],
         };
+        Ok(self.signed_dtz(wdl, code))
+    }
+
+    /// Every position of one block (see [`TableFile::locate`]) as its
+    /// stored WDL and DTZ, decoded from both sections and not cached: for
+    /// readers that go through a whole table once.
+    ///
+    /// # Errors
+    /// A corrupt block.
+    pub fn block_entries(&self, block: usize) -> Result<Vec<(Wdl, Dtz)>, FormatError> {
+        let wdl = self.decode(Section::Wdl, self.wdl.index_offset, block, |v| v as u8)?;
+        let dtz = self.decode(Section::Dtz, self.dtz.index_offset, block, |v| v)?;
+        Ok(wdl
+            .into_iter()
+            .zip(dtz)
+            .map(|(w, code)| {
+                let wdl = Wdl::ALL[usize::from(w)];
+                (wdl, self.signed_dtz(wdl, code))
+            })
+            .collect())
+    }
+
+    /// The DTZ a stored code means for a position of WDL `wdl`.
+    fn signed_dtz(&self, wdl: Wdl, code: u16) -> Dtz {
+        let code = code as i16;
         let limit = self.header.rule.limit().unwrap_or(0);
-        Ok(Dtz(match wdl {
+        Dtz(match wdl {
+            Wdl::Draw => 0,
             Wdl::Win => code,
             Wdl::CursedWin => code + limit,
             Wdl::Loss => -code,
-            _ => -code - limit,
-        }))
+            Wdl::BlessedLoss => -code - limit,
+        })
     }
 
     /// Number of WDL blocks.

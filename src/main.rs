@@ -685,8 +685,8 @@ fn verify_file(file: &Path, deep: bool) -> Result<String> {
         );
     }
     Ok(format!(
-        " ({} positions recomputed from their successors)",
-        report.checked
+        " ({} positions recomputed from their successors, {} of them also through shakmaty)",
+        report.checked, report.cross_checked
     ))
 }
 

@@ -346,6 +346,20 @@ impl Cell {
         }
     }
 
+    /// What an `UNKNOWN_*` code says the position's best zeroing move
+    /// scores under `rule` (`None`: it has no zeroing move, or this is not
+    /// an unknown code); the inverse of [`Cell::unknown_after_zeroing`].
+    pub fn zeroing_score(self, rule: Rule) -> Option<Dtz> {
+        let beyond = rule.limit().map_or(1, |l| l + 1);
+        match self {
+            Cell::UNKNOWN_LOSS => Some(Dtz(-1)),
+            Cell::UNKNOWN_BLESSED_LOSS => Some(Dtz(-beyond)),
+            Cell::UNKNOWN_DRAW => Some(Dtz(0)),
+            Cell::UNKNOWN_CURSED_WIN => Some(Dtz(beyond)),
+            _ => None,
+        }
+    }
+
     /// What a position left unresolved at the end is worth: a draw.
     pub const fn finalize(self) -> Cell {
         if self.0 == Cell::MATED.0 {
@@ -421,6 +435,16 @@ mod tests {
         assert_eq!(Cell::MATED.value(), Some(Dtz(-1)));
         assert_eq!(Cell::ILLEGAL.value(), None);
         assert_eq!(Cell::UNKNOWN_DRAW.finalize(), Cell(0));
+        for z in [
+            None,
+            Some(Dtz(0)),
+            Some(Dtz(-1)),
+            Some(Dtz(101)),
+            Some(Dtz(-101)),
+        ] {
+            assert_eq!(Cell::unknown_after_zeroing(z).zeroing_score(Rule::Fifty), z);
+        }
+        assert_eq!(Cell(5).zeroing_score(Rule::Fifty), None);
         assert_eq!("75".parse::<Rule>(), Ok(Rule::SeventyFive));
         assert!("60".parse::<Rule>().is_err());
     }

@@ -1,92 +1,350 @@
 //! The deep check: every stored value recomputed from its successors.
 //!
-//! [`deep_check`] does not trust the solver. For every legal position of a
-//! table file it generates the legal moves with shakmaty, reads the stored
-//! value of each successor from the files (this table and its sub-tables),
-//! scores the moves as SPEC §2 defines (mate 1; zeroing moves by the WDL they
-//! reach; quiet moves `-d ± 1`), picks the best, and compares the result with
-//! the stored DTZ; it also checks that the WDL section agrees with the DTZ
-//! section. A table that passes is a fixed point of the DTZ recursion given
-//! its sub-tables, which together with the correct seeds (mates, zeroing
-//! moves) is what the retrograde solver is meant to produce.
+//! [`deep_check`] does not trust the solver. It reads a table file whole
+//! into one byte per position and side ([`CellArray`]), checking on the way
+//! that the WDL and DTZ sections agree. A first pass then computes, for
+//! every position, what its own moves say before any quiet move is valued:
+//! legal or not, mated or stalemate, and what its best zeroing move
+//! (capture, pawn move, promotion) scores, read from the sub-table files and
+//! this file's WDL section (the seed pass of the solver, run here against
+//! the files). A second pass scores each quiet move from the stored value
+//! of the position it reaches (`-d ± 1`, mate 1), takes the best with the
+//! zeroing score as SPEC §2 defines, and compares the result with the
+//! stored DTZ. A table that passes is a fixed point of the DTZ recursion
+//! given its sub-tables, which is what the retrograde solver must produce;
+//! the ply order, the loss candidates and the cursed plies of the solver
+//! play no part in it.
+//!
+//! The two passes reuse the solver's move generation on indices, so one
+//! position in every [`SAMPLE_EVERY`] is recomputed a second time through
+//! shakmaty's move generation and the probe API, as are positions whose
+//! value involves en passant. Memory: four bytes per position (stored and
+//! seeded values, both sides to move).
 
 use std::sync::Mutex;
 
 use rayon::prelude::*;
-use shakmaty::{Chess, Color, Position};
+use shakmaty::{ByColor, Chess, Color, Position};
 
 use crate::{
-    index::TableIndex,
+    cells::CellArray,
+    format::BLOCK_POSITIONS,
+    index::{Layout, Placement, TableIndex},
     material::Material,
     probe::{ProbeError, Tablebase},
-    table::zeroing_score,
-    value::{Dtz, Wdl},
+    seed::Seeder,
+    storage::WorkArray,
+    table::{LookupError, zeroing_score},
+    value::{Cell, Dtz, Rule, Wdl},
 };
 
 /// At most this many inconsistencies are kept for the report.
 pub const MAX_REPORTED: usize = 10;
+
+/// One position in this many is also recomputed through shakmaty.
+pub const SAMPLE_EVERY: u64 = 1009;
+
+/// Positions per unit of parallel work.
+const CHUNK: u64 = 1 << 14;
 
 /// What the deep check found in one table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeepReport {
     /// Legal positions checked (both sides to move).
     pub checked: u64,
+    /// Of those, how many were also recomputed through shakmaty.
+    pub cross_checked: u64,
     /// Positions whose stored values disagree with their successors.
     pub inconsistent: u64,
     /// The first few, as text (FEN, stored and recomputed values).
     pub examples: Vec<String>,
 }
 
+/// Counts of one chunk of the check pass.
+#[derive(Default)]
+struct Counts {
+    checked: u64,
+    cross_checked: u64,
+    inconsistent: u64,
+}
+
 /// Recompute every position of `material` from its successors.
 ///
 /// # Errors
-/// A missing or corrupt table (this one or a sub-table).
+/// A missing or corrupt table (this one or a sub-table), or memory for the
+/// work arrays that cannot be had.
 pub fn deep_check(tables: &Tablebase, material: &Material) -> Result<DeepReport, ProbeError> {
     let table = tables.table(material)?;
     let layout = table.layout();
-    let examples = Mutex::new(Vec::new());
-    let chunks: Vec<u64> = (0..layout.size().div_ceil(4096)).collect();
-    let counts = chunks
-        .par_iter()
-        .map(|&chunk| -> Result<(u64, u64), ProbeError> {
-            let (mut checked, mut inconsistent) = (0, 0);
-            for i in chunk * 4096..((chunk + 1) * 4096).min(layout.size()) {
-                let placement = layout.decode(TableIndex(i));
+    let path = tables.path_of(material);
+    let io_error = |e: std::io::Error| ProbeError::Io {
+        path: path.clone(),
+        message: e.to_string(),
+    };
+    let array = || -> Result<CellArray, ProbeError> {
+        let size = usize::try_from(layout.size()).expect("index space fits in memory");
+        Ok(CellArray::new(
+            WorkArray::anonymous(size).map_err(io_error)?,
+        ))
+    };
+    let seeds = ByColor {
+        white: array()?,
+        black: array()?,
+    };
+    let general = seed(tables, layout, &seeds)?;
+    let stored = ByColor {
+        white: array()?,
+        black: array()?,
+    };
+    read_stored(tables, material, &seeds, &stored)?;
+    let check = Check {
+        tables,
+        layout,
+        rule: tables.rule(),
+        stored,
+        seeds,
+        general,
+        examples: Mutex::new(Vec::new()),
+    };
+    let counts = chunks(layout)
+        .into_par_iter()
+        .map(|range| check.chunk(range))
+        .try_reduce(Counts::default, |a, b| {
+            Ok(Counts {
+                checked: a.checked + b.checked,
+                cross_checked: a.cross_checked + b.cross_checked,
+                inconsistent: a.inconsistent + b.inconsistent,
+            })
+        })?;
+    Ok(DeepReport {
+        checked: counts.checked,
+        cross_checked: counts.cross_checked,
+        inconsistent: counts.inconsistent,
+        examples: check.examples.into_inner().expect("lock"),
+    })
+}
+
+/// The index space cut into chunks for parallel passes.
+fn chunks(layout: &Layout) -> Vec<std::ops::Range<u64>> {
+    let size = layout.size();
+    (0..size.div_ceil(CHUNK))
+        .map(|c| c * CHUNK..((c + 1) * CHUNK).min(size))
+        .collect()
+}
+
+/// Fill `stored` from the file, block by block, with the seeds' marks:
+/// [`Cell::ILLEGAL`] where the seed says illegal, [`Cell::MATED`] where it
+/// says mated and the file holds -1, so that the check pass reads one array
+/// per successor. A legal position's WDL and DTZ must agree; where they do
+/// not (or a mated position is not stored as -1), the cell holds
+/// [`Cell::UNKNOWN`] (never a stored value), so the check pass reports it.
+fn read_stored(
+    tables: &Tablebase,
+    material: &Material,
+    seeds: &ByColor<CellArray>,
+    stored: &ByColor<CellArray>,
+) -> Result<(), ProbeError> {
+    let table = tables.table(material)?;
+    let size = table.layout().size();
+    let rule = tables.rule();
+    (0..table.wdl_block_count())
+        .into_par_iter()
+        .try_for_each(|block| {
+            let entries = table
+                .block_entries(block)
+                .map_err(|source| ProbeError::Corrupt {
+                    path: tables.path_of(material),
+                    source,
+                })?;
+            let first = block as u64 * u64::from(BLOCK_POSITIONS);
+            for (at, (wdl, dtz)) in (first..).zip(entries) {
+                let (turn, index) = if at < size {
+                    (Color::White, at)
+                } else {
+                    (Color::Black, at - size)
+                };
+                let consistent = Wdl::from_dtz(dtz, rule) == wdl;
+                let cell = match seeds.get(turn).load(index) {
+                    Cell::ILLEGAL => Cell::ILLEGAL,
+                    Cell::MATED if consistent && dtz == Dtz(-1) => Cell::MATED,
+                    Cell::MATED => Cell::UNKNOWN,
+                    _ if consistent => Cell::dtz(dtz),
+                    _ => Cell::UNKNOWN,
+                };
+                stored.get(turn).store(index, cell);
+            }
+            Ok(())
+        })?;
+    for cells in stored.iter() {
+        cells.publish();
+    }
+    Ok(())
+}
+
+/// Fill `seeds` with what every position's own moves say (the solver's
+/// seed, valued from the files). Returns, per side to move, the sorted
+/// indices of positions left to the general path (en passant); their
+/// cells say "legal, not mated" ([`Cell::UNKNOWN`]).
+fn seed(
+    tables: &Tablebase,
+    layout: &Layout,
+    seeds: &ByColor<CellArray>,
+) -> Result<ByColor<Vec<u64>>, ProbeError> {
+    let seeder = Seeder::new(layout, tables.rule(), tables).map_err(|e| tables.lookup_error(e))?;
+    let parts = chunks(layout)
+        .into_par_iter()
+        .map(|range| -> Result<ByColor<Vec<u64>>, LookupError> {
+            let mut general = ByColor::<Vec<u64>>::default();
+            let mut placement = layout.decode(TableIndex(range.start));
+            for index in range.clone() {
+                if index > range.start {
+                    layout.step(&mut placement, TableIndex(index));
+                }
+                let cells = seeder.cells(&placement.squares)?;
                 for turn in Color::ALL {
-                    let Some(pos) = layout.position(&placement, turn) else {
-                        continue;
-                    };
-                    checked += 1;
-                    let stored_dtz = tables.probe_dtz(&pos)?;
-                    let stored_wdl = tables.probe_wdl(&pos)?;
-                    let recomputed = recompute(tables, &pos)?;
-                    let wdl_ok = stored_wdl == Wdl::from_dtz(stored_dtz, tables.rule());
-                    if stored_dtz != recomputed || !wdl_ok {
-                        inconsistent += 1;
-                        let mut kept = examples.lock().expect("lock");
-                        if kept.len() < MAX_REPORTED {
-                            kept.push(format!(
-                                "{}: stored DTZ {} WDL {}, recomputed DTZ {}",
-                                shakmaty::fen::Fen::from_position(
-                                    &pos,
-                                    shakmaty::EnPassantMode::Legal
-                                ),
-                                stored_dtz,
-                                stored_wdl.name(),
-                                recomputed
-                            ));
+                    let cell = match *cells.get(turn) {
+                        Some(cell) => cell,
+                        None if layout.position(&placement, turn).is_none() => Cell::ILLEGAL,
+                        None => {
+                            general.get_mut(turn).push(index);
+                            Cell::UNKNOWN
                         }
-                    }
+                    };
+                    seeds.get(turn).store(index, cell);
                 }
             }
-            Ok((checked, inconsistent))
+            Ok(general)
         })
-        .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))?;
-    Ok(DeepReport {
-        checked: counts.0,
-        inconsistent: counts.1,
-        examples: examples.into_inner().expect("lock"),
-    })
+        .collect::<Result<Vec<_>, LookupError>>()
+        .map_err(|e| tables.lookup_error(e))?;
+    for cells in seeds.iter() {
+        cells.publish();
+    }
+    Ok(ByColor::new_with(|turn| {
+        parts
+            .iter()
+            .flat_map(|p| p.get(turn).iter().copied())
+            .collect()
+    }))
+}
+
+/// The check pass over filled arrays.
+struct Check<'a> {
+    tables: &'a Tablebase,
+    layout: &'a Layout,
+    rule: Rule,
+    stored: ByColor<CellArray>,
+    seeds: ByColor<CellArray>,
+    general: ByColor<Vec<u64>>,
+    examples: Mutex<Vec<String>>,
+}
+
+impl Check<'_> {
+    fn chunk(&self, range: std::ops::Range<u64>) -> Result<Counts, ProbeError> {
+        let mut counts = Counts::default();
+        let mut placement = self.layout.decode(TableIndex(range.start));
+        for index in range.clone() {
+            if index > range.start {
+                self.layout.step(&mut placement, TableIndex(index));
+            }
+            for turn in Color::ALL {
+                let seed = self.seeds.get(turn).load(index);
+                if seed == Cell::ILLEGAL {
+                    continue;
+                }
+                // Its value (mated: -1), `None` where the file disagrees
+                // with itself.
+                let stored = self.stored.get(turn).load(index).value();
+                counts.checked += 1;
+                let general = self.general.get(turn).binary_search(&index).is_ok();
+                let recomputed = if general {
+                    self.through_shakmaty(&placement, turn)?
+                } else {
+                    self.by_index(&placement, index, turn, seed)
+                };
+                let mut agrees = recomputed.is_some() && recomputed == stored;
+                if index % SAMPLE_EVERY == 0 && !general {
+                    counts.cross_checked += 1;
+                    agrees &= self.through_shakmaty(&placement, turn)? == stored;
+                }
+                if !agrees {
+                    counts.inconsistent += 1;
+                    self.report(&placement, index, turn, recomputed)?;
+                }
+            }
+        }
+        Ok(counts)
+    }
+
+    /// The DTZ of a legal position from its seed and the stored values of
+    /// its quiet successors (`None`: an unknown seed without a legal quiet
+    /// move, which the seed never produces).
+    fn by_index(&self, placement: &Placement, index: u64, turn: Color, seed: Cell) -> Option<Dtz> {
+        if !seed.is_unknown() {
+            return seed.value();
+        }
+        let mut best = seed.zeroing_score(self.rule);
+        let stored = self.stored.get(turn.other());
+        self.layout
+            .quiet_moves(placement, TableIndex(index), turn, |next| {
+                let score = match stored.load(next) {
+                    Cell::ILLEGAL => return true,
+                    Cell::MATED => Dtz(1),
+                    // A successor the file disagrees about is reported
+                    // itself.
+                    cell => Dtz::of_quiet_move(cell.value().unwrap_or(Dtz(0))),
+                };
+                best = Some(best.map_or(score, |b| b.prefer(score)));
+                true
+            });
+        best
+    }
+
+    /// The DTZ of a legal position through shakmaty's move generation and
+    /// the probe API.
+    fn through_shakmaty(
+        &self,
+        placement: &Placement,
+        turn: Color,
+    ) -> Result<Option<Dtz>, ProbeError> {
+        match self.layout.position(placement, turn) {
+            Some(pos) => recompute(self.tables, &pos).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Keep a description of an inconsistent position.
+    fn report(
+        &self,
+        placement: &Placement,
+        index: u64,
+        turn: Color,
+        recomputed: Option<Dtz>,
+    ) -> Result<(), ProbeError> {
+        let mut kept = self.examples.lock().expect("lock");
+        if kept.len() >= MAX_REPORTED {
+            return Ok(());
+        }
+        let table = self.tables.table(&self.layout.material())?;
+        let corrupt = |source| ProbeError::Corrupt {
+            path: self.tables.path_of(&self.layout.material()),
+            source,
+        };
+        let dtz = table.dtz(turn, TableIndex(index)).map_err(corrupt)?;
+        let wdl = table.wdl(turn, TableIndex(index)).map_err(corrupt)?;
+        let fen = self.layout.position(placement, turn).map_or_else(
+            || format!("index {index} ({turn} to move)"),
+            |pos| {
+                shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal).to_string()
+            },
+        );
+        let recomputed = recomputed.map_or_else(|| "nothing".to_owned(), |d| format!("DTZ {d}"));
+        kept.push(format!(
+            "{fen}: stored DTZ {dtz} WDL {}, recomputed {recomputed}",
+            wdl.name()
+        ));
+        Ok(())
+    }
 }
 
 /// The DTZ of `pos` from the stored values of its successors.
@@ -154,6 +412,8 @@ mod tests {
     fn a_solved_table_is_consistent() {
         let report = check_kqvk(false);
         assert!(report.checked > 40_000);
+        // One index in SAMPLE_EVERY, both sides to move where legal.
+        assert_eq!(report.cross_checked, 40);
         assert_eq!(report.inconsistent, 0, "{:?}", report.examples);
     }
 

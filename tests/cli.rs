@@ -192,7 +192,9 @@ fn info_and_verify_read_the_files() {
     assert!(out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stdout)
-            .ends_with("KPvK.dtz50: ok (165676 positions recomputed from their successors)\n"),
+            .ends_with(
+                "KPvK.dtz50: ok (165676 positions recomputed from their successors, 161 of them also through shakmaty)\n"
+            ),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );

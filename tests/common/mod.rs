@@ -97,7 +97,9 @@ pub fn wdl_of(w: shakmaty_syzygy::Wdl) -> dtz50::value::Wdl {
 
 /// The longest DTZ of a table equals Syzygy's published statistics
 /// (../shared/syzygy-stats-345.tsv): longest white win and cursed win,
-/// longest win with White to move, longest loss with Black to move.
+/// longest win with White to move, longest loss with Black to move; and
+/// the table has cursed wins and blessed losses, for each side to move,
+/// exactly where the statistics count some.
 pub fn check_published_stats(header: &dtz50::format::Header) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/syzygy-stats-345.tsv");
     let Ok(tsv) = std::fs::read_to_string(&path) else {
@@ -117,7 +119,7 @@ pub fn check_published_stats(header: &dtz50::format::Header) {
         .unwrap_or_else(|| panic!("{name} not in the statistics"))
         .split('\t')
         .collect();
-    let field = |column: &str| -> u16 {
+    let field = |column: &str| -> u64 {
         let i = columns.iter().position(|c| *c == column).expect("column");
         row[i].parse().unwrap_or(0)
     };
@@ -131,7 +133,8 @@ pub fn check_published_stats(header: &dtz50::format::Header) {
         w.longest_cursed_win.max(b.longest_blessed_loss),
         w.longest_win.max(w.longest_cursed_win),
         if btm_loss == 1 { 0 } else { btm_loss },
-    ];
+    ]
+    .map(u64::from);
     let published = [
         field("longest_white_win_ply"),
         field("longest_white_cursed_ply"),
@@ -141,5 +144,13 @@ pub fn check_published_stats(header: &dtz50::format::Header) {
     assert_eq!(
         ours, published,
         "{name}: longest (win, cursed, wtm win, btm loss)"
+    );
+    // Counts by WDL are loss first: [L, BL, D, CW, W].
+    let present = [w.counts[3], w.counts[1], b.counts[3], b.counts[1]].map(|c| c > 0);
+    let published_present =
+        ["wtm_cwin", "wtm_closs", "btm_cwin", "btm_closs"].map(|c| field(c) > 0);
+    assert_eq!(
+        present, published_present,
+        "{name}: has (wtm cursed win, wtm blessed loss, btm cursed win, btm blessed loss)"
     );
 }
