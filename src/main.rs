@@ -673,7 +673,11 @@ fn verify_file(file: &Path, deep: bool) -> Result<String> {
         return Ok(String::new());
     }
     let header = table.header();
-    let dir = file.parent().unwrap_or(Path::new("."));
+    // A bare file name's parent is "", which names no directory.
+    let dir = file
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let tables = Tablebase::open(dir, header.rule)?;
     let report = deep_check(&tables, &header.material)?;
     if report.inconsistent > 0 {

@@ -201,6 +201,21 @@ fn info_and_verify_read_the_files() {
 }
 
 #[test]
+fn verify_deep_takes_a_bare_file_name() {
+    let out = dtz50()
+        .current_dir(tables().path())
+        .args(["verify", "--deep", "KQvK.dtz50"])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("KQvK.dtz50: ok ("));
+}
+
+#[test]
 fn verify_fails_on_a_corrupt_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut bytes = std::fs::read(tables().path().join("KQvK.dtz50")).expect("file");
