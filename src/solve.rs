@@ -48,7 +48,7 @@ use std::{io, ops::Range, path::PathBuf, sync::atomic::AtomicU64};
 
 use bitvec::{order::Lsb0, vec::BitVec};
 use rayon::prelude::*;
-use shakmaty::{Bitboard, Board, ByColor, Color, Position, Role, Square, attacks};
+use shakmaty::{Board, ByColor, Color, Position};
 use thiserror::Error;
 
 use crate::{
@@ -478,12 +478,13 @@ impl Solver<'_> {
             // Predecessors of the opponent's positions lost in k - 1.
             let mut wins = self.gather(level, lost, winner.other(), |index, out| {
                 let placement = self.layout.decode(TableIndex(index));
-                self.quiet_neighbours(&placement, index, winner, |pred| {
-                    if self.claim(winner, pred, Cell(k)) {
-                        out.push(pred as u32);
-                    }
-                    true
-                });
+                self.layout
+                    .quiet_moves(&placement, TableIndex(index), winner, |pred| {
+                        if self.claim(winner, pred, Cell(k)) {
+                            out.push(pred as u32);
+                        }
+                        true
+                    });
             });
             if special {
                 wins.extend(self.scan_level(
@@ -510,10 +511,11 @@ impl Solver<'_> {
                 // Marked without reading the cell: the bit set is denser
                 // than the cells, and the forward check skips decided
                 // positions.
-                self.quiet_neighbours(&placement, index, loser, |pred| {
-                    self.mark(loser, pred);
-                    true
-                });
+                self.layout
+                    .quiet_moves(&placement, TableIndex(index), loser, |pred| {
+                        self.mark(loser, pred);
+                        true
+                    });
             });
             if special {
                 self.scan_level(level, loser, Cell::UNKNOWN_BLESSED_LOSS, |index, _| {
@@ -552,22 +554,23 @@ impl Solver<'_> {
             let placement = self.layout.decode(TableIndex(index));
             let mut longest = floor;
             let mut lost = true;
-            self.quiet_neighbours(&placement, index, loser, |next| {
-                let cell = self.load(loser.other(), next);
-                if cell == Cell::ILLEGAL {
-                    return true;
-                }
-                match cell.value() {
-                    Some(Dtz(d)) if d > 0 && cell != Cell::MATED => {
-                        longest = longest.max(d + 1);
-                        true
+            self.layout
+                .quiet_moves(&placement, TableIndex(index), loser, |next| {
+                    let cell = self.load(loser.other(), next);
+                    if cell == Cell::ILLEGAL {
+                        return true;
                     }
-                    _ => {
-                        lost = false;
-                        false
+                    match cell.value() {
+                        Some(Dtz(d)) if d > 0 && cell != Cell::MATED => {
+                            longest = longest.max(d + 1);
+                            true
+                        }
+                        _ => {
+                            lost = false;
+                            false
+                        }
                     }
-                }
-            });
+                });
             if lost && longest <= k {
                 self.store(loser, index, Cell(-longest));
                 lost_now.push(index as u32);
@@ -588,52 +591,6 @@ impl Solver<'_> {
                 }
             }
         });
-    }
-    fn quiet_neighbours(
-        &self,
-        placement: &Placement,
-        index: u64,
-        mover: Color,
-        mut visit: impl FnMut(u64) -> bool,
-    ) {
-        let n = self.layout.piece_count();
-        let occupied: Bitboard = placement.squares[..n]
-            .iter()
-            .map(|&s| Square::new(u32::from(s)))
-            .collect();
-        for (slot, &piece) in self.layout.pieces().iter().enumerate() {
-            if piece.color != mover || piece.role == Role::Pawn {
-                continue;
-            }
-            let from = placement.squares[slot];
-            let targets =
-                attacks::attacks(Square::new(u32::from(from)), piece, occupied) & !occupied;
-            match self.layout.stride(slot) {
-                Some(stride) => {
-                    for to in targets {
-                        let delta = (i64::from(to as u8) - i64::from(from)) * stride as i64;
-                        if !visit(index.wrapping_add_signed(delta)) {
-                            return;
-                        }
-                    }
-                }
-                None => {
-                    for to in targets {
-                        let Some((index, twin)) =
-                            self.layout
-                                .king_move(TableIndex(index), placement, slot, to as u8)
-                        else {
-                            continue;
-                        };
-                        for TableIndex(i) in std::iter::once(index).chain(twin) {
-                            if !visit(i) {
-                                return;
-                            }
-                        }
-                    }
-                }
-            }
-        }
     }
 }
 
