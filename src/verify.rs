@@ -21,14 +21,14 @@
 //! value involves en passant. Memory: four bytes per position (stored and
 //! seeded values, both sides to move).
 
-use std::sync::Mutex;
+use std::{path::Path, sync::Mutex};
 
 use rayon::prelude::*;
 use shakmaty::{ByColor, Chess, Color, Position};
 
 use crate::{
     cells::CellArray,
-    format::BLOCK_POSITIONS,
+    format::{BLOCK_POSITIONS, TableFile},
     index::{Layout, Placement, TableIndex},
     material::Material,
     probe::{ProbeError, Tablebase},
@@ -96,7 +96,7 @@ pub fn deep_check(tables: &Tablebase, material: &Material) -> Result<DeepReport,
         white: array()?,
         black: array()?,
     };
-    read_stored(tables, material, &seeds, &stored)?;
+    read_stored(table, &path, &seeds, &stored)?;
     let check = Check {
         tables,
         layout,
@@ -138,22 +138,21 @@ fn chunks(layout: &Layout) -> Vec<std::ops::Range<u64>> {
 /// per successor. A legal position's WDL and DTZ must agree; where they do
 /// not (or a mated position is not stored as -1), the cell holds
 /// [`Cell::UNKNOWN`] (never a stored value), so the check pass reports it.
-fn read_stored(
-    tables: &Tablebase,
-    material: &Material,
+fn read_stored<D: AsRef<[u8]> + Sync>(
+    table: &TableFile<D>,
+    path: &Path,
     seeds: &ByColor<CellArray>,
     stored: &ByColor<CellArray>,
 ) -> Result<(), ProbeError> {
-    let table = tables.table(material)?;
     let size = table.layout().size();
-    let rule = tables.rule();
+    let rule = table.header().rule;
     (0..table.wdl_block_count())
         .into_par_iter()
         .try_for_each(|block| {
             let entries = table
                 .block_entries(block)
                 .map_err(|source| ProbeError::Corrupt {
-                    path: tables.path_of(material),
+                    path: path.to_path_buf(),
                     source,
                 })?;
             let first = block as u64 * u64::from(BLOCK_POSITIONS);
