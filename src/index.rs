@@ -446,14 +446,26 @@ impl Layout {
         Placement { squares }
     }
 
-    /// Turn the placement at `index - 1` into the one at `index` (cheaper
-    /// than [`Layout::decode`] when only the last free piece moves).
-    pub fn step(&self, placement: &mut Placement, index: TableIndex) {
-        if self.free > 0 && !index.0.is_multiple_of(64) {
-            placement.squares[1 + self.free] += 1;
-        } else {
-            *placement = self.decode(index);
+    /// Run `visit` on every index of `range` with its placement, in order,
+    /// stopping at the first error. Cheaper than [`Layout::decode`] per
+    /// index: between multiples of 64 only the last free piece moves.
+    pub fn try_for_each_placement<E>(
+        &self,
+        range: std::ops::Range<u64>,
+        mut visit: impl FnMut(u64, &Placement) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut placement = self.decode(TableIndex(range.start));
+        for index in range.clone() {
+            if index > range.start {
+                if self.free > 0 && !index.is_multiple_of(64) {
+                    placement.squares[1 + self.free] += 1;
+                } else {
+                    placement = self.decode(TableIndex(index));
+                }
+            }
+            visit(index, &placement)?;
         }
+        Ok(())
     }
 
     /// Where a position stands in this table: the side to move and index in

@@ -123,7 +123,7 @@ pub enum Progress {
 }
 
 /// Cells per unit of parallel work.
-const CHUNK: u64 = 1 << 14;
+pub(crate) const CHUNK: u64 = 1 << 14;
 
 /// Solve `material` (normalised) with sub-table values from `subtables`.
 ///
@@ -367,21 +367,18 @@ impl Solver<'_> {
     fn seed(&self, level: &Level) -> Result<(), LookupError> {
         let seeder = Seeder::new(self.layout, self.rule, self)?;
         let seeded = level.chunks.par_iter().try_for_each(|range| {
-            let mut placement = self.layout.decode(TableIndex(range.start));
-            for index in range.clone() {
-                if index > range.start {
-                    self.layout.step(&mut placement, TableIndex(index));
-                }
-                let cells = seeder.cells(&placement.squares)?;
-                for turn in Color::ALL {
-                    let cell = match *cells.get(turn) {
-                        Some(cell) => cell,
-                        None => self.general_cell(&placement, turn)?,
-                    };
-                    self.store(turn, index, cell);
-                }
-            }
-            Ok(())
+            self.layout
+                .try_for_each_placement(range.clone(), |index, placement| {
+                    let cells = seeder.cells(&placement.squares)?;
+                    for turn in Color::ALL {
+                        let cell = match *cells.get(turn) {
+                            Some(cell) => cell,
+                            None => self.general_cell(placement, turn)?,
+                        };
+                        self.store(turn, index, cell);
+                    }
+                    Ok(())
+                })
         });
         self.publish();
         seeded

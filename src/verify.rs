@@ -33,6 +33,7 @@ use crate::{
     material::Material,
     probe::{ProbeError, Tablebase},
     seed::Seeder,
+    solve::CHUNK,
     storage::WorkArray,
     table::{LookupError, zeroing_score},
     value::{Cell, Dtz, Rule, Wdl},
@@ -43,9 +44,6 @@ pub const MAX_REPORTED: usize = 10;
 
 /// One position in this many is also recomputed through shakmaty.
 pub const SAMPLE_EVERY: u64 = 1009;
-
-/// Positions per unit of parallel work.
-const CHUNK: u64 = 1 << 14;
 
 /// What the deep check found in one table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -194,16 +192,12 @@ fn seed(
         .into_par_iter()
         .map(|range| -> Result<ByColor<Vec<u64>>, LookupError> {
             let mut general = ByColor::<Vec<u64>>::default();
-            let mut placement = layout.decode(TableIndex(range.start));
-            for index in range.clone() {
-                if index > range.start {
-                    layout.step(&mut placement, TableIndex(index));
-                }
+            layout.try_for_each_placement(range, |index, placement| {
                 let cells = seeder.cells(&placement.squares)?;
                 for turn in Color::ALL {
                     let cell = match *cells.get(turn) {
                         Some(cell) => cell,
-                        None if layout.position(&placement, turn).is_none() => Cell::ILLEGAL,
+                        None if layout.position(placement, turn).is_none() => Cell::ILLEGAL,
                         None => {
                             general.get_mut(turn).push(index);
                             Cell::UNKNOWN
@@ -211,7 +205,8 @@ fn seed(
                     };
                     seeds.get(turn).store(index, cell);
                 }
-            }
+                Ok(())
+            })?;
             Ok(general)
         })
         .collect::<Result<Vec<_>, LookupError>>()
@@ -241,37 +236,35 @@ struct Check<'a> {
 impl Check<'_> {
     fn chunk(&self, range: std::ops::Range<u64>) -> Result<Counts, ProbeError> {
         let mut counts = Counts::default();
-        let mut placement = self.layout.decode(TableIndex(range.start));
-        for index in range.clone() {
-            if index > range.start {
-                self.layout.step(&mut placement, TableIndex(index));
-            }
-            for turn in Color::ALL {
-                let seed = self.seeds.get(turn).load(index);
-                if seed == Cell::ILLEGAL {
-                    continue;
+        self.layout
+            .try_for_each_placement(range, |index, placement| {
+                for turn in Color::ALL {
+                    let seed = self.seeds.get(turn).load(index);
+                    if seed == Cell::ILLEGAL {
+                        continue;
+                    }
+                    // Its value (mated: -1), `None` where the file disagrees
+                    // with itself.
+                    let stored = self.stored.get(turn).load(index).value();
+                    counts.checked += 1;
+                    let general = self.general.get(turn).binary_search(&index).is_ok();
+                    let recomputed = if general {
+                        self.through_shakmaty(placement, turn)?
+                    } else {
+                        self.by_index(placement, index, turn, seed)
+                    };
+                    let mut agrees = recomputed.is_some() && recomputed == stored;
+                    if index % SAMPLE_EVERY == 0 && !general {
+                        counts.cross_checked += 1;
+                        agrees &= self.through_shakmaty(placement, turn)? == stored;
+                    }
+                    if !agrees {
+                        counts.inconsistent += 1;
+                        self.report(placement, index, turn, recomputed)?;
+                    }
                 }
-                // Its value (mated: -1), `None` where the file disagrees
-                // with itself.
-                let stored = self.stored.get(turn).load(index).value();
-                counts.checked += 1;
-                let general = self.general.get(turn).binary_search(&index).is_ok();
-                let recomputed = if general {
-                    self.through_shakmaty(&placement, turn)?
-                } else {
-                    self.by_index(&placement, index, turn, seed)
-                };
-                let mut agrees = recomputed.is_some() && recomputed == stored;
-                if index % SAMPLE_EVERY == 0 && !general {
-                    counts.cross_checked += 1;
-                    agrees &= self.through_shakmaty(&placement, turn)? == stored;
-                }
-                if !agrees {
-                    counts.inconsistent += 1;
-                    self.report(&placement, index, turn, recomputed)?;
-                }
-            }
-        }
+                Ok(())
+            })?;
         Ok(counts)
     }
 
