@@ -112,6 +112,23 @@ impl CellArray {
         }
     }
 
+    /// Whether the cell at `index` is undecided (one of the unknown codes),
+    /// without decoding it: for scans over whole levels.
+    #[inline]
+    pub fn is_unknown_at(&self, index: u64) -> bool {
+        (UNKNOWN_FIRST..OVERFLOW_WIN).contains(&self.code(index))
+    }
+
+    /// Whether the cell at `index` is `cell`, comparing codes where `cell`
+    /// has one.
+    #[inline]
+    pub fn holds(&self, index: u64, cell: Cell) -> bool {
+        match encode_exact(cell) {
+            Some(code) => self.code(index) == code,
+            None => self.load(index) == cell,
+        }
+    }
+
     /// Store `cell` at `index`.
     #[inline]
     pub fn store(&self, index: u64, cell: Cell) {
@@ -505,6 +522,34 @@ mod tests {
         for code in 0..=255u8 {
             if let Some(cell) = decode(code) {
                 assert_eq!(encode_exact(cell), Some(code), "{cell:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn code_tests_agree_with_decoded_cells() {
+        let cells = CellArray::new(WorkArray::anonymous(256).expect("map"));
+        let mut stored = Vec::new();
+        for (index, code) in (0..=255u8).enumerate() {
+            // Every code, the overflow ones with a value in the map.
+            let cell = decode(code).unwrap_or(if code == OVERFLOW_WIN {
+                Cell(EXACT + 5)
+            } else {
+                Cell(-EXACT - 5)
+            });
+            cells.store(index as u64, cell);
+            stored.push(cell);
+        }
+        cells.publish();
+        for (index, &cell) in stored.iter().enumerate() {
+            let index = index as u64;
+            assert_eq!(cells.is_unknown_at(index), cell.is_unknown(), "{cell:?}");
+            for &other in &stored {
+                assert_eq!(
+                    cells.holds(index, other),
+                    cell == other,
+                    "{cell:?} {other:?}"
+                );
             }
         }
     }

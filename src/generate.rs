@@ -144,6 +144,7 @@ pub fn generate(
         let solve_options = SolveOptions {
             rule: options.rule,
             work_dir: options.work_dir.clone(),
+            ..SolveOptions::default()
         };
         // A fresh view of the directory per table: it sees the files just
         // written, and the blocks it unpacks are freed with it.

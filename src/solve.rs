@@ -31,6 +31,15 @@
 //!      reach known wins for the opponent, and whose zeroing moves lose, is
 //!      lost in `k = max(d + 1)`.
 //!
+//!    Each of the two passes runs in one of two directions, whichever
+//!    costs less by a simple estimate (see [`Direction`]): *push* from the
+//!    frontier as above, or *pull*: scan the level for undecided cells of
+//!    the side in question and test each one forward (a win needs one
+//!    quiet move to a position lost in `k - 1`; a loss, the forward check).
+//!    Both find the same positions. Pushing is cheap while the frontier is
+//!    small; pulling wins once few cells are left undecided, as in tables
+//!    that the stronger side wins almost everywhere.
+//!
 //!    At `k = L + 1` (L = 100, 150; no such ply without a rule) the
 //!    positions whose best zeroing move is cursed become cursed wins in
 //!    `L + 1`, and those whose zeroing moves are blessed losses become
@@ -69,6 +78,8 @@ pub struct SolveOptions {
     /// Keep the work arrays in a temporary file in this directory instead
     /// of anonymous memory (for index spaces larger than RAM).
     pub work_dir: Option<PathBuf>,
+    /// How the plies' passes find new values (the result is the same).
+    pub direction: Direction,
 }
 
 impl Default for SolveOptions {
@@ -76,9 +87,61 @@ impl Default for SolveOptions {
         SolveOptions {
             rule: Rule::Fifty,
             work_dir: None,
+            direction: Direction::Auto,
         }
     }
 }
+
+/// How a ply's passes find new values (see the module doc). Every choice
+/// gives the same table; `Auto` is the fast one, the others are there to
+/// prove that and to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Direction {
+    /// Per pass, whichever of push and pull is estimated cheaper.
+    #[default]
+    Auto,
+    /// Always from the frontier.
+    Push,
+    /// Always from the undecided cells.
+    Pull,
+}
+
+impl Direction {
+    /// Whether to pull wins: the scan reads every cell of the level (about
+    /// [`WIN_SCAN_CELLS`] cells cost as much as one position's search),
+    /// then searches each undecided cell; pushing searches each frontier
+    /// position.
+    fn pull_wins(self, undecided: u64, frontier: u64, level_size: u64) -> bool {
+        match self {
+            Direction::Auto => undecided + level_size / WIN_SCAN_CELLS < frontier,
+            Direction::Push => false,
+            Direction::Pull => true,
+        }
+    }
+
+    /// Whether to pull losses: the scan, then a forward check of each
+    /// undecided cell that can still be lost (most fail at the first move
+    /// or are skipped without one); pushing marks every predecessor of each
+    /// frontier position and checks the marked ones, about
+    /// [`LOSS_PUSH_WEIGHT`] times the work per frontier position.
+    fn pull_losses(self, undecided: u64, frontier: u64, level_size: u64) -> bool {
+        match self {
+            Direction::Auto => {
+                undecided + level_size / LOSS_SCAN_CELLS < LOSS_PUSH_WEIGHT * frontier
+            }
+            Direction::Push => false,
+            Direction::Pull => true,
+        }
+    }
+}
+
+/// Cells a pulling scan reads for the cost of one position's search for a
+/// winning move (measured on KQRvKR, see BENCHMARKS.md).
+const WIN_SCAN_CELLS: u64 = 256;
+/// Cells a pulling scan for losses reads for the cost of one forward check.
+const LOSS_SCAN_CELLS: u64 = 16;
+/// Forward checks that cost as much as pushing from one won position.
+const LOSS_PUSH_WEIGHT: u64 = 16;
 
 /// Why a table could not be solved.
 #[derive(Debug, Error)]
@@ -151,6 +214,7 @@ pub fn solve(
         let solver = Solver {
             layout: &layout,
             rule: options.rule,
+            direction: options.direction,
             cells: &cells,
             level: number,
             open: cells.level_arrays(number),
@@ -197,11 +261,13 @@ fn levels(layout: &Layout) -> Vec<Level> {
             levels.push(Level {
                 slices: Vec::new(),
                 chunks: Vec::new(),
+                size: 0,
             });
             last = Some(level);
         }
         let current = levels.last_mut().expect("pushed");
         current.slices.push(slice);
+        current.size += size;
         let (start, end) = (slice as u64 * size, (slice as u64 + 1) * size);
         let mut at = start;
         while at < end {
@@ -216,6 +282,7 @@ fn levels(layout: &Layout) -> Vec<Level> {
 struct Solver<'a> {
     layout: &'a Layout,
     rule: Rule,
+    direction: Direction,
     cells: &'a TableCells,
     /// The level being solved, and its arrays (the passes' hot path).
     level: usize,
@@ -230,9 +297,13 @@ struct Solver<'a> {
 struct Level {
     slices: Vec<usize>,
     chunks: Vec<Range<u64>>,
+    /// Positions in all.
+    size: u64,
 }
 
 /// Where a ply finds the positions valued `k - 1` that it starts from.
+/// Either way they are the level's positions holding one value (for
+/// losses, [`Frontier::loss_value`]).
 enum Frontier {
     /// Scan the level's cells for this value (after the seed, whose values
     /// are not listed anywhere).
@@ -245,6 +316,17 @@ enum Frontier {
 struct PlyResult {
     won: ByColor<Vec<u32>>,
     lost: ByColor<Vec<u32>>,
+}
+
+impl Frontier {
+    /// The value of the positions of a frontier of losses at ply `k`: a
+    /// listed one holds what the previous ply decided, losses in `k - 1`.
+    fn loss_value(&self, k: i16) -> Cell {
+        match self {
+            Frontier::Scan(value) => *value,
+            Frontier::Listed(_) => Cell(-(k - 1)),
+        }
+    }
 }
 
 impl PlyResult {
@@ -264,11 +346,12 @@ impl Solver<'_> {
         let special = self.rule.limit().map(|l| l + 1);
         progress(None);
         self.seed(level)?;
+        let mut undecided = ByColor::new_with(|turn| self.count_undecided(level, turn));
         let mut k: i16 = 1;
         let mut previous: Option<PlyResult> = None;
         loop {
             let (won, lost) = self.frontiers(k, special, previous.take());
-            let result = self.ply(level, k, special == Some(k), &won, &lost);
+            let result = self.ply(level, k, special == Some(k), &won, &lost, &mut undecided);
             let changed = result.changed();
             progress(Some(k));
             // Seeded cells hold ±1 (so ply 2 always runs) and, for
@@ -334,6 +417,20 @@ impl Solver<'_> {
         let (level, local) = self.cells.locate(index);
         debug_assert_eq!(level, self.level);
         (self.open.get(turn), local)
+    }
+
+    /// Whether `turn`'s cell at `index` (in the open level) is undecided.
+    #[inline]
+    fn is_undecided(&self, turn: Color, index: u64) -> bool {
+        let (cells, local) = self.open_cell(turn, index);
+        cells.is_unknown_at(local)
+    }
+
+    /// Whether `turn`'s cell at `index` (in the open level) is `cell`.
+    #[inline]
+    fn holds(&self, turn: Color, index: u64, cell: Cell) -> bool {
+        let (cells, local) = self.open_cell(turn, index);
+        cells.holds(local, cell)
     }
 
     fn store(&self, turn: Color, index: u64, cell: Cell) {
@@ -428,7 +525,7 @@ impl Solver<'_> {
                 .map(|range| {
                     let mut out = Vec::new();
                     for index in range.clone() {
-                        if self.load(turn, index) == *value {
+                        if self.holds(turn, index, *value) {
                             visit(index, &mut out);
                         }
                     }
@@ -462,7 +559,8 @@ impl Solver<'_> {
         self.gather(level, &Frontier::Scan(value), turn, visit)
     }
 
-    /// One ply: wins in `k`, then losses in `k`.
+    /// One ply: wins in `k`, then losses in `k`. `undecided` counts each
+    /// side's undecided cells in the level and is kept up to date.
     fn ply(
         &self,
         level: &Level,
@@ -470,19 +568,10 @@ impl Solver<'_> {
         special: bool,
         won: &Frontier,
         lost: &Frontier,
+        undecided: &mut ByColor<u64>,
     ) -> PlyResult {
         let new_wins = ByColor::new_with(|winner| {
-            // Predecessors of the opponent's positions lost in k - 1.
-            let mut wins = self.gather(level, lost, winner.other(), |index, out| {
-                let placement = self.layout.decode(TableIndex(index));
-                self.layout
-                    .quiet_moves(&placement, TableIndex(index), winner, |pred| {
-                        if self.claim(winner, pred, Cell(k)) {
-                            out.push(pred as u32);
-                        }
-                        true
-                    });
-            });
+            let mut wins = self.wins(level, k, lost, winner, *undecided.get(winner));
             if special {
                 wins.extend(self.scan_level(
                     level,
@@ -498,46 +587,123 @@ impl Solver<'_> {
             wins
         });
         self.publish();
+        for turn in Color::ALL {
+            *undecided.get_mut(turn) -= new_wins.get(turn).len() as u64;
+        }
         let new_losses = ByColor::new_with(|loser| {
-            // Candidates (marked in a bit set, which also removes
-            // duplicates): predecessors of the opponent's positions won in
-            // k - 1, and at the special ply the positions whose zeroing
-            // moves reach a blessed loss.
-            self.gather(level, won, loser.other(), |index, _| {
-                let placement = self.layout.decode(TableIndex(index));
-                // Marked without reading the cell: the bit set is denser
-                // than the cells, and the forward check skips decided
-                // positions.
-                self.layout
-                    .quiet_moves(&placement, TableIndex(index), loser, |pred| {
-                        self.mark(loser, pred);
-                        true
-                    });
-            });
-            if special {
-                self.scan_level(level, loser, Cell::UNKNOWN_BLESSED_LOSS, |index, _| {
-                    self.mark(loser, index);
-                });
-            }
-            let parts: Vec<Vec<u32>> = level
-                .chunks
-                .par_iter()
-                .map(|range| self.losses(loser, k, range.clone()))
-                .collect();
-            parts.concat()
+            self.losses(level, k, special, won, loser, *undecided.get(loser))
         });
         self.publish();
+        for turn in Color::ALL {
+            *undecided.get_mut(turn) -= new_losses.get(turn).len() as u64;
+        }
         PlyResult {
             won: new_wins,
             lost: new_losses,
         }
     }
 
-    /// Forward-check the candidates in `range` (clearing their marks): a
-    /// candidate is lost in `k` if all its quiet moves reach known wins for
-    /// the opponent, the longest in `k - 1`, and its zeroing moves force no
-    /// longer loss. Returns the new losses.
-    fn losses(&self, loser: Color, k: i16, range: Range<u64>) -> Vec<u32> {
+    /// `winner`'s positions won in `k`: the undecided ones with a quiet
+    /// move to a position of `lost`.
+    fn wins(
+        &self,
+        level: &Level,
+        k: i16,
+        lost: &Frontier,
+        winner: Color,
+        undecided: u64,
+    ) -> Vec<u32> {
+        // The length of a scanned frontier is not known: push from it.
+        let pull = match lost {
+            Frontier::Listed(lists) => {
+                let frontier = lists.get(winner.other()).len() as u64;
+                self.direction.pull_wins(undecided, frontier, level.size)
+            }
+            Frontier::Scan(_) => self.direction == Direction::Pull,
+        };
+        if pull {
+            let target = lost.loss_value(k);
+            return self.scan_undecided(level, winner, |index, out| {
+                let placement = self.layout.decode(TableIndex(index));
+                let mut found = false;
+                self.layout
+                    .quiet_moves(&placement, TableIndex(index), winner, |next| {
+                        found = self.holds(winner.other(), next, target);
+                        !found
+                    });
+                if found {
+                    self.store(winner, index, Cell(k));
+                    out.push(index as u32);
+                }
+            });
+        }
+        // Predecessors of the opponent's positions lost in k - 1.
+        self.gather(level, lost, winner.other(), |index, out| {
+            let placement = self.layout.decode(TableIndex(index));
+            self.layout
+                .quiet_moves(&placement, TableIndex(index), winner, |pred| {
+                    if self.claim(winner, pred, Cell(k)) {
+                        out.push(pred as u32);
+                    }
+                    true
+                });
+        })
+    }
+
+    /// `loser`'s positions lost in `k`: those all of whose quiet moves
+    /// reach positions won for the opponent, the longest of them in
+    /// `k - 1` (a position of `won`), and whose zeroing moves force no
+    /// longer loss.
+    fn losses(
+        &self,
+        level: &Level,
+        k: i16,
+        special: bool,
+        won: &Frontier,
+        loser: Color,
+        undecided: u64,
+    ) -> Vec<u32> {
+        let frontier = match won {
+            Frontier::Listed(lists) => lists.get(loser.other()).len() as u64,
+            Frontier::Scan(value) => self.count_holding(level, loser.other(), *value),
+        };
+        if self.direction.pull_losses(undecided, frontier, level.size) {
+            return self.scan_undecided(level, loser, |index, out| {
+                if self.lost_in(loser, k, index) {
+                    out.push(index as u32);
+                }
+            });
+        }
+        // Candidates (marked in a bit set, which also removes duplicates):
+        // predecessors of the opponent's positions won in k - 1, and at the
+        // special ply the positions whose zeroing moves reach a blessed
+        // loss.
+        self.gather(level, won, loser.other(), |index, _| {
+            let placement = self.layout.decode(TableIndex(index));
+            // Marked without reading the cell: the bit set is denser than
+            // the cells, and the forward check skips decided positions.
+            self.layout
+                .quiet_moves(&placement, TableIndex(index), loser, |pred| {
+                    self.mark(loser, pred);
+                    true
+                });
+        });
+        if special {
+            self.scan_level(level, loser, Cell::UNKNOWN_BLESSED_LOSS, |index, _| {
+                self.mark(loser, index);
+            });
+        }
+        let parts: Vec<Vec<u32>> = level
+            .chunks
+            .par_iter()
+            .map(|range| self.candidate_losses(loser, k, range.clone()))
+            .collect();
+        parts.concat()
+    }
+
+    /// Forward-check the candidates in `range` (clearing their marks).
+    /// Returns the new losses.
+    fn candidate_losses(&self, loser: Color, k: i16, range: Range<u64>) -> Vec<u32> {
         let bits = self.candidates.get(loser);
         let (_, local) = self.cells.locate(range.start);
         let slice = &bits[local as usize..(local + range.end - range.start) as usize];
@@ -545,35 +711,95 @@ impl Solver<'_> {
         for offset in slice.iter_ones() {
             slice.set_aliased(offset, false);
             let index = range.start + offset as u64;
-            let Some(floor) = loss_floor(self.load(loser, index), self.rule) else {
-                continue;
-            };
-            let placement = self.layout.decode(TableIndex(index));
-            let mut longest = floor;
-            let mut lost = true;
-            self.layout
-                .quiet_moves(&placement, TableIndex(index), loser, |next| {
-                    let cell = self.load(loser.other(), next);
-                    if cell == Cell::ILLEGAL {
-                        return true;
-                    }
-                    match cell.value() {
-                        Some(Dtz(d)) if d > 0 && cell != Cell::MATED => {
-                            longest = longest.max(d + 1);
-                            true
-                        }
-                        _ => {
-                            lost = false;
-                            false
-                        }
-                    }
-                });
-            if lost && longest <= k {
-                self.store(loser, index, Cell(-longest));
+            if self.lost_in(loser, k, index) {
                 lost_now.push(index as u32);
             }
         }
         lost_now
+    }
+
+    /// The forward check: if `loser`'s position at `index` is lost in `k`
+    /// (or less) by now, store that and return true.
+    fn lost_in(&self, loser: Color, k: i16, index: u64) -> bool {
+        let Some(floor) = loss_floor(self.load(loser, index), self.rule) else {
+            return false;
+        };
+        let placement = self.layout.decode(TableIndex(index));
+        let mut longest = floor;
+        let mut lost = true;
+        self.layout
+            .quiet_moves(&placement, TableIndex(index), loser, |next| {
+                let cell = self.load(loser.other(), next);
+                if cell == Cell::ILLEGAL {
+                    return true;
+                }
+                match cell.value() {
+                    Some(Dtz(d)) if d > 0 && cell != Cell::MATED => {
+                        longest = longest.max(d + 1);
+                        true
+                    }
+                    _ => {
+                        lost = false;
+                        false
+                    }
+                }
+            });
+        if lost && longest <= k {
+            self.store(loser, index, Cell(-longest));
+        }
+        lost && longest <= k
+    }
+
+    /// Each side's undecided cells in the level.
+    fn count_undecided(&self, level: &Level, turn: Color) -> u64 {
+        level
+            .chunks
+            .par_iter()
+            .map(|range| {
+                range
+                    .clone()
+                    .filter(|&i| self.is_undecided(turn, i))
+                    .count() as u64
+            })
+            .sum()
+    }
+
+    /// How many of the level's `turn` cells hold `value`.
+    fn count_holding(&self, level: &Level, turn: Color, value: Cell) -> u64 {
+        level
+            .chunks
+            .par_iter()
+            .map(|range| {
+                range
+                    .clone()
+                    .filter(|&i| self.holds(turn, i, value))
+                    .count() as u64
+            })
+            .sum()
+    }
+
+    /// Run `visit` on every undecided `turn` cell of the level, in
+    /// parallel, and gather what it lists.
+    fn scan_undecided(
+        &self,
+        level: &Level,
+        turn: Color,
+        visit: impl Fn(u64, &mut Vec<u32>) + Sync,
+    ) -> Vec<u32> {
+        let parts: Vec<Vec<u32>> = level
+            .chunks
+            .par_iter()
+            .map(|range| {
+                let mut out = Vec::new();
+                for index in range.clone() {
+                    if self.is_undecided(turn, index) {
+                        visit(index, &mut out);
+                    }
+                }
+                out
+            })
+            .collect();
+        parts.concat()
     }
 
     fn finalize(&self, level: &Level) {
@@ -726,4 +952,48 @@ pub fn stats(table: &Table) -> ByColor<SideStats> {
             })
             .reduce(SideStats::default, SideStats::merge)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::TableSet;
+
+    /// Pushing, pulling and the automatic choice between them give the
+    /// same cells: on a pawnless table that the stronger side wins almost
+    /// everywhere (where `Auto` pulls) and on a pawn table (levels,
+    /// promotions, draws).
+    #[test]
+    fn every_direction_gives_the_same_table() {
+        for name in ["KQvKR", "KRvKP"] {
+            let material: Material = name.parse().expect("material");
+            let mut subtables = TableSet::new();
+            for sub in Material::with_dependencies(&[material]) {
+                if sub != material {
+                    let table =
+                        solve(sub, &SolveOptions::default(), &subtables, &|_| {}).expect("solves");
+                    subtables.insert(table);
+                }
+            }
+            let [auto, push, pull] =
+                [Direction::Auto, Direction::Push, Direction::Pull].map(|direction| {
+                    let options = SolveOptions {
+                        direction,
+                        ..SolveOptions::default()
+                    };
+                    solve(material, &options, &subtables, &|_| {}).expect("solves")
+                });
+            let mut decided = 0;
+            for turn in Color::ALL {
+                for index in 0..auto.layout().size() {
+                    let index = TableIndex(index);
+                    let cell = auto.cell(turn, index);
+                    assert_eq!(push.cell(turn, index), cell, "{name} {turn:?} {index:?}");
+                    assert_eq!(pull.cell(turn, index), cell, "{name} {turn:?} {index:?}");
+                    decided += usize::from(cell.value().is_some_and(|d| d != Dtz(0)));
+                }
+            }
+            assert!(decided > 100_000, "{name}: {decided} decisive positions");
+        }
+    }
 }

@@ -319,6 +319,7 @@ fn file_backed_work_arrays_give_the_same_table() {
     let options = dtz50::solve::SolveOptions {
         rule: Rule::Fifty,
         work_dir: Some(work.path().to_path_buf()),
+        ..dtz50::solve::SolveOptions::default()
     };
     let mut subtables = dtz50::table::TableSet::new();
     for sub in Material::with_dependencies(&[material]) {

@@ -55,7 +55,7 @@ pub fn solve_set(targets: &[Material], rule: Rule) -> TableSet {
     let mut set = TableSet::new();
     let options = SolveOptions {
         rule,
-        work_dir: None,
+        ..SolveOptions::default()
     };
     for material in Material::with_dependencies(targets) {
         let table = solve(material, &options, &set, &|_| {}).expect("solvable");
