@@ -36,6 +36,7 @@ use std::{
     cell::RefCell,
     collections::HashMap,
     io,
+    ops::Range,
     sync::{
         Mutex, RwLock,
         atomic::{AtomicU64, Ordering},
@@ -67,6 +68,15 @@ const UNKNOWNS: [Cell; 5] = [
     Cell::UNKNOWN_CURSED_WIN,
     Cell::UNKNOWN,
 ];
+
+/// What [`CellArray::find`] looks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellTest {
+    /// Undecided cells (any of the `UNKNOWN_*` values).
+    Undecided,
+    /// Cells holding this value.
+    Is(Cell),
+}
 
 /// The cells of one side to move (see the module doc).
 #[derive(Debug)]
@@ -112,11 +122,26 @@ impl CellArray {
         }
     }
 
-    /// Whether the cell at `index` is undecided (one of the unknown codes),
-    /// without decoding it: for scans over whole levels.
-    #[inline]
-    pub fn is_unknown_at(&self, index: u64) -> bool {
-        (UNKNOWN_FIRST..OVERFLOW_WIN).contains(&self.code(index))
+    /// Call `visit` with every index in `range` whose cell passes `test`,
+    /// in order. Reads the codes without decoding them, so a scan over a
+    /// whole level costs about one byte compare per cell.
+    pub fn find(&self, range: Range<u64>, test: CellTest, mut visit: impl FnMut(u64)) {
+        let codes = match test {
+            CellTest::Undecided => UNKNOWN_FIRST..=OVERFLOW_WIN - 1,
+            CellTest::Is(cell) => match encode_exact(cell) {
+                Some(code) => code..=code,
+                None => {
+                    range.filter(|&i| self.load(i) == cell).for_each(visit);
+                    return;
+                }
+            },
+        };
+        let bytes = &self.bytes.bytes()[range.start as usize..range.end as usize];
+        for (offset, byte) in bytes.iter().enumerate() {
+            if codes.contains(&byte.load(Ordering::Relaxed)) {
+                visit(range.start + offset as u64);
+            }
+        }
     }
 
     /// Whether the cell at `index` is `cell`, comparing codes where `cell`
@@ -541,15 +566,25 @@ mod tests {
             stored.push(cell);
         }
         cells.publish();
+        let found = |test| {
+            let mut found = Vec::new();
+            cells.find(0..256, test, |index| found.push(index));
+            found
+        };
+        let where_true = |f: &dyn Fn(Cell) -> bool| -> Vec<u64> {
+            (0..256).filter(|&i| f(stored[i as usize])).collect()
+        };
+        assert_eq!(found(CellTest::Undecided), where_true(&|c| c.is_unknown()));
+        assert_eq!(found(CellTest::Undecided).len(), 5);
         for (index, &cell) in stored.iter().enumerate() {
-            let index = index as u64;
-            assert_eq!(cells.is_unknown_at(index), cell.is_unknown(), "{cell:?}");
+            assert_eq!(
+                found(CellTest::Is(cell)),
+                where_true(&|c| c == cell),
+                "{cell:?}"
+            );
             for &other in &stored {
-                assert_eq!(
-                    cells.holds(index, other),
-                    cell == other,
-                    "{cell:?} {other:?}"
-                );
+                let holds = cells.holds(index as u64, other);
+                assert_eq!(holds, cell == other, "{cell:?} {other:?}");
             }
         }
     }

@@ -61,7 +61,7 @@ use shakmaty::{Board, ByColor, Color, Position};
 use thiserror::Error;
 
 use crate::{
-    cells::{CellArray, PACK_THRESHOLD, TableCells},
+    cells::{CellArray, CellTest, PACK_THRESHOLD, TableCells},
     index::{Layout, Placement, TableIndex},
     material::Material,
     seed::Seeder,
@@ -346,7 +346,7 @@ impl Solver<'_> {
         let special = self.rule.limit().map(|l| l + 1);
         progress(None);
         self.seed(level)?;
-        let mut undecided = ByColor::new_with(|turn| self.count_undecided(level, turn));
+        let mut undecided = ByColor::new_with(|turn| self.count(level, turn, CellTest::Undecided));
         let mut k: i16 = 1;
         let mut previous: Option<PlyResult> = None;
         loop {
@@ -419,11 +419,16 @@ impl Solver<'_> {
         (self.open.get(turn), local)
     }
 
-    /// Whether `turn`'s cell at `index` (in the open level) is undecided.
-    #[inline]
-    fn is_undecided(&self, turn: Color, index: u64) -> bool {
-        let (cells, local) = self.open_cell(turn, index);
-        cells.is_unknown_at(local)
+    /// Run `visit` on every index of `range` (a chunk of the open level)
+    /// whose `turn` cell passes `test`, in order.
+    fn find(&self, turn: Color, range: &Range<u64>, test: CellTest, mut visit: impl FnMut(u64)) {
+        // A chunk lies within one slice, so its indices are contiguous in
+        // the level's array too.
+        let (_, local) = self.cells.locate(range.start);
+        let len = range.end - range.start;
+        self.open.get(turn).find(local..local + len, test, |at| {
+            visit(range.start + (at - local))
+        });
     }
 
     /// Whether `turn`'s cell at `index` (in the open level) is `cell`.
@@ -524,11 +529,9 @@ impl Solver<'_> {
                 .par_iter()
                 .map(|range| {
                     let mut out = Vec::new();
-                    for index in range.clone() {
-                        if self.holds(turn, index, *value) {
-                            visit(index, &mut out);
-                        }
-                    }
+                    self.find(turn, range, CellTest::Is(*value), |index| {
+                        visit(index, &mut out);
+                    });
                     out
                 })
                 .collect(),
@@ -665,7 +668,7 @@ impl Solver<'_> {
     ) -> Vec<u32> {
         let frontier = match won {
             Frontier::Listed(lists) => lists.get(loser.other()).len() as u64,
-            Frontier::Scan(value) => self.count_holding(level, loser.other(), *value),
+            Frontier::Scan(value) => self.count(level, loser.other(), CellTest::Is(*value)),
         };
         if self.direction.pull_losses(undecided, frontier, level.size) {
             return self.scan_undecided(level, loser, |index, out| {
@@ -750,30 +753,15 @@ impl Solver<'_> {
         lost && longest <= k
     }
 
-    /// Each side's undecided cells in the level.
-    fn count_undecided(&self, level: &Level, turn: Color) -> u64 {
+    /// How many of the level's `turn` cells pass `test`.
+    fn count(&self, level: &Level, turn: Color, test: CellTest) -> u64 {
         level
             .chunks
             .par_iter()
             .map(|range| {
-                range
-                    .clone()
-                    .filter(|&i| self.is_undecided(turn, i))
-                    .count() as u64
-            })
-            .sum()
-    }
-
-    /// How many of the level's `turn` cells hold `value`.
-    fn count_holding(&self, level: &Level, turn: Color, value: Cell) -> u64 {
-        level
-            .chunks
-            .par_iter()
-            .map(|range| {
-                range
-                    .clone()
-                    .filter(|&i| self.holds(turn, i, value))
-                    .count() as u64
+                let mut n = 0;
+                self.find(turn, range, test, |_| n += 1);
+                n
             })
             .sum()
     }
@@ -791,11 +779,9 @@ impl Solver<'_> {
             .par_iter()
             .map(|range| {
                 let mut out = Vec::new();
-                for index in range.clone() {
-                    if self.is_undecided(turn, index) {
-                        visit(index, &mut out);
-                    }
-                }
+                self.find(turn, range, CellTest::Undecided, |index| {
+                    visit(index, &mut out);
+                });
                 out
             })
             .collect();
