@@ -523,43 +523,45 @@ impl Solver<'_> {
         turn: Color,
         visit: impl Fn(u64, &mut Vec<u32>) + Sync,
     ) -> Vec<u32> {
-        let parts: Vec<Vec<u32>> = match frontier {
-            Frontier::Scan(value) => level
-                .chunks
-                .par_iter()
-                .map(|range| {
-                    let mut out = Vec::new();
-                    self.find(turn, range, CellTest::Is(*value), |index| {
-                        visit(index, &mut out);
-                    });
-                    out
-                })
-                .collect(),
-            Frontier::Listed(lists) => lists
-                .get(turn)
-                .par_chunks(CHUNK as usize)
-                .map(|chunk| {
-                    let mut out = Vec::new();
-                    for &index in chunk {
-                        visit(u64::from(index), &mut out);
-                    }
-                    out
-                })
-                .collect(),
-        };
-        parts.concat()
+        match frontier {
+            Frontier::Scan(value) => self.scan_level(level, turn, CellTest::Is(*value), visit),
+            Frontier::Listed(lists) => {
+                let parts: Vec<Vec<u32>> = lists
+                    .get(turn)
+                    .par_chunks(CHUNK as usize)
+                    .map(|chunk| {
+                        let mut out = Vec::new();
+                        for &index in chunk {
+                            visit(u64::from(index), &mut out);
+                        }
+                        out
+                    })
+                    .collect();
+                parts.concat()
+            }
+        }
     }
 
-    /// Every index of `level` whose `turn` cell is `value`, after `visit`
-    /// (which may change the cell and list it).
+    /// Run `visit` on every index of `level` whose `turn` cell passes
+    /// `test`, in parallel, and gather what it lists (`visit` may change
+    /// the cell).
     fn scan_level(
         &self,
         level: &Level,
         turn: Color,
-        value: Cell,
+        test: CellTest,
         visit: impl Fn(u64, &mut Vec<u32>) + Sync,
     ) -> Vec<u32> {
-        self.gather(level, &Frontier::Scan(value), turn, visit)
+        let parts: Vec<Vec<u32>> = level
+            .chunks
+            .par_iter()
+            .map(|range| {
+                let mut out = Vec::new();
+                self.find(turn, range, test, |index| visit(index, &mut out));
+                out
+            })
+            .collect();
+        parts.concat()
     }
 
     /// One ply: wins in `k`, then losses in `k`. `undecided` counts each
@@ -579,7 +581,7 @@ impl Solver<'_> {
                 wins.extend(self.scan_level(
                     level,
                     winner,
-                    Cell::UNKNOWN_CURSED_WIN,
+                    CellTest::Is(Cell::UNKNOWN_CURSED_WIN),
                     |index, out| {
                         if self.claim(winner, index, Cell(k)) {
                             out.push(index as u32);
@@ -626,7 +628,7 @@ impl Solver<'_> {
         };
         if pull {
             let target = lost.loss_value(k);
-            return self.scan_undecided(level, winner, |index, out| {
+            return self.scan_level(level, winner, CellTest::Undecided, |index, out| {
                 let placement = self.layout.decode(TableIndex(index));
                 let mut found = false;
                 self.layout
@@ -671,7 +673,7 @@ impl Solver<'_> {
             Frontier::Scan(value) => self.count(level, loser.other(), CellTest::Is(*value)),
         };
         if self.direction.pull_losses(undecided, frontier, level.size) {
-            return self.scan_undecided(level, loser, |index, out| {
+            return self.scan_level(level, loser, CellTest::Undecided, |index, out| {
                 if self.lost_in(loser, k, index) {
                     out.push(index as u32);
                 }
@@ -692,9 +694,14 @@ impl Solver<'_> {
                 });
         });
         if special {
-            self.scan_level(level, loser, Cell::UNKNOWN_BLESSED_LOSS, |index, _| {
-                self.mark(loser, index);
-            });
+            self.scan_level(
+                level,
+                loser,
+                CellTest::Is(Cell::UNKNOWN_BLESSED_LOSS),
+                |index, _| {
+                    self.mark(loser, index);
+                },
+            );
         }
         let parts: Vec<Vec<u32>> = level
             .chunks
@@ -764,28 +771,6 @@ impl Solver<'_> {
                 n
             })
             .sum()
-    }
-
-    /// Run `visit` on every undecided `turn` cell of the level, in
-    /// parallel, and gather what it lists.
-    fn scan_undecided(
-        &self,
-        level: &Level,
-        turn: Color,
-        visit: impl Fn(u64, &mut Vec<u32>) + Sync,
-    ) -> Vec<u32> {
-        let parts: Vec<Vec<u32>> = level
-            .chunks
-            .par_iter()
-            .map(|range| {
-                let mut out = Vec::new();
-                self.find(turn, range, CellTest::Undecided, |index| {
-                    visit(index, &mut out);
-                });
-                out
-            })
-            .collect();
-        parts.concat()
     }
 
     fn finalize(&self, level: &Level) {
