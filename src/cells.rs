@@ -131,7 +131,7 @@ impl CellArray {
             CellTest::Is(cell) => match encode_exact(cell) {
                 Some(code) => code..=code,
                 None => {
-                    range.filter(|&i| self.load(i) == cell).for_each(visit);
+                    range.filter(|&i| self.holds(i, cell)).for_each(visit);
                     return;
                 }
             },
@@ -145,12 +145,16 @@ impl CellArray {
     }
 
     /// Whether the cell at `index` is `cell`, comparing codes where `cell`
-    /// has one.
+    /// has one. For a value in the overflow map, only a cell with the
+    /// matching overflow code is looked up, so values of the other sign
+    /// may still be unpublished (a pass reading the side that the pass
+    /// before it, in the same ply, gave new wins).
     #[inline]
     pub fn holds(&self, index: u64, cell: Cell) -> bool {
+        let code = self.code(index);
         match encode_exact(cell) {
-            Some(code) => self.code(index) == code,
-            None => self.load(index) == cell,
+            Some(exact) => code == exact,
+            None => code == overflow_code(cell) && self.load(index) == cell,
         }
     }
 
@@ -173,11 +177,7 @@ impl CellArray {
         let won = slot
             .compare_exchange(
                 old,
-                code.unwrap_or(if cell.0 > 0 {
-                    OVERFLOW_WIN
-                } else {
-                    OVERFLOW_LOSS
-                }),
+                code.unwrap_or(overflow_code(cell)),
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             )
@@ -223,11 +223,7 @@ impl CellArray {
     fn encode(&self, index: u64, cell: Cell) -> u8 {
         encode_exact(cell).unwrap_or_else(|| {
             self.defer(index, cell);
-            if cell.0 > 0 {
-                OVERFLOW_WIN
-            } else {
-                OVERFLOW_LOSS
-            }
+            overflow_code(cell)
         })
     }
 
@@ -509,6 +505,15 @@ fn encode_exact(cell: Cell) -> Option<u8> {
     })
 }
 
+/// The code of a value kept in the overflow map.
+fn overflow_code(cell: Cell) -> u8 {
+    if cell.0 > 0 {
+        OVERFLOW_WIN
+    } else {
+        OVERFLOW_LOSS
+    }
+}
+
 /// The cell of a byte, or `None` for the overflow codes.
 #[inline]
 fn decode(code: u8) -> Option<Cell> {
@@ -566,6 +571,12 @@ mod tests {
             stored.push(cell);
         }
         cells.publish();
+        // An unpublished long win is not looked up when a long loss is
+        // wanted.
+        cells.store(0, Cell(EXACT + 9));
+        assert!(!cells.holds(0, Cell(-EXACT - 5)));
+        cells.publish();
+        stored[0] = Cell(EXACT + 9);
         let found = |test| {
             let mut found = Vec::new();
             cells.find(0..256, test, |index| found.push(index));

@@ -932,27 +932,33 @@ mod tests {
 
     /// Pushing, pulling and the automatic choice between them give the
     /// same cells: on a pawnless table that the stronger side wins almost
-    /// everywhere (where `Auto` pulls) and on a pawn table (levels,
-    /// promotions, draws).
+    /// everywhere (where `Auto` pulls), on a pawn table (levels,
+    /// promotions, draws), and under the 75-move rule (whose special plies
+    /// go through the overflow map).
     #[test]
     fn every_direction_gives_the_same_table() {
-        for name in ["KQvKR", "KRvKP"] {
+        for (name, rule) in [
+            ("KQvKR", Rule::Fifty),
+            ("KRvKP", Rule::Fifty),
+            ("KRvKP", Rule::SeventyFive),
+        ] {
             let material: Material = name.parse().expect("material");
+            let options = |direction| SolveOptions {
+                rule,
+                direction,
+                ..SolveOptions::default()
+            };
             let mut subtables = TableSet::new();
             for sub in Material::with_dependencies(&[material]) {
                 if sub != material {
                     let table =
-                        solve(sub, &SolveOptions::default(), &subtables, &|_| {}).expect("solves");
+                        solve(sub, &options(Direction::Auto), &subtables, &|_| {}).expect("solves");
                     subtables.insert(table);
                 }
             }
             let [auto, push, pull] =
                 [Direction::Auto, Direction::Push, Direction::Pull].map(|direction| {
-                    let options = SolveOptions {
-                        direction,
-                        ..SolveOptions::default()
-                    };
-                    solve(material, &options, &subtables, &|_| {}).expect("solves")
+                    solve(material, &options(direction), &subtables, &|_| {}).expect("solves")
                 });
             let mut decided = 0;
             for turn in Color::ALL {
