@@ -261,13 +261,11 @@ fn levels(layout: &Layout) -> Vec<Level> {
             levels.push(Level {
                 slices: Vec::new(),
                 chunks: Vec::new(),
-                size: 0,
             });
             last = Some(level);
         }
         let current = levels.last_mut().expect("pushed");
         current.slices.push(slice);
-        current.size += size;
         let (start, end) = (slice as u64 * size, (slice as u64 + 1) * size);
         let mut at = start;
         while at < end {
@@ -297,8 +295,6 @@ struct Solver<'a> {
 struct Level {
     slices: Vec<usize>,
     chunks: Vec<Range<u64>>,
-    /// Positions in all.
-    size: u64,
 }
 
 /// Where a ply finds the positions valued `k - 1` that it starts from.
@@ -622,7 +618,8 @@ impl Solver<'_> {
         let pull = match lost {
             Frontier::Listed(lists) => {
                 let frontier = lists.get(winner.other()).len() as u64;
-                self.direction.pull_wins(undecided, frontier, level.size)
+                self.direction
+                    .pull_wins(undecided, frontier, self.cells.level_size(self.level))
             }
             Frontier::Scan(_) => self.direction == Direction::Pull,
         };
@@ -672,7 +669,10 @@ impl Solver<'_> {
             Frontier::Listed(lists) => lists.get(loser.other()).len() as u64,
             Frontier::Scan(value) => self.count(level, loser.other(), CellTest::Is(*value)),
         };
-        if self.direction.pull_losses(undecided, frontier, level.size) {
+        if self
+            .direction
+            .pull_losses(undecided, frontier, self.cells.level_size(self.level))
+        {
             return self.scan_level(level, loser, CellTest::Undecided, |index, out| {
                 if self.lost_in(loser, k, index) {
                     out.push(index as u32);
