@@ -1,6 +1,8 @@
 //! KRBvKR, a 5-piece table with cursed wins and blessed losses: Syzygy
 //! agreement on 200,000 random positions and on every cursed win and
-//! blessed loss (proving the cursed logic), and the
+//! blessed loss (proving the cursed logic), on every position in an
+//! ignored exhaustive test
+//! (`cargo test --release --test krbvkr -- --ignored`), and the
 //! invariants between the 50-move, 75-move and no-rule tables on every
 //! position of KRBvKR and its sub-tables.
 
@@ -15,8 +17,8 @@ use dtz50::{
     value::{Dtz, Rule, Wdl},
 };
 use rayon::prelude::*;
-use shakmaty::Color;
-use shakmaty_syzygy::MaybeRounded;
+use shakmaty::{Chess, Color};
+use shakmaty_syzygy::Tablebase as SyzygyTablebase;
 use tempfile::TempDir;
 
 fn krbvkr() -> Material {
@@ -74,22 +76,14 @@ fn krbvkr_matches_syzygy_on_random_positions() {
             continue;
         };
         compared += 1;
-        let dtz = ours.probe_dtz(&pos).expect("our dtz");
-        let wdl = ours.probe_wdl(&pos).expect("our wdl");
-        if matches!(wdl, Wdl::CursedWin | Wdl::BlessedLoss) {
+        if matches!(
+            ours.probe_wdl(&pos).expect("our wdl"),
+            Wdl::CursedWin | Wdl::BlessedLoss
+        ) {
             cursed += 1;
         }
-        let theirs_wdl = syzygy.probe_wdl_after_zeroing(&pos).expect("syzygy wdl");
-        let theirs = syzygy.probe_dtz(&pos).expect("syzygy dtz");
-        let dtz_ok = match theirs {
-            MaybeRounded::Precise(d) => i32::from(dtz.0) == d.0,
-            MaybeRounded::Rounded(d) => {
-                i32::from(dtz.0) == d.0 || i32::from(dtz.0) == d.0 + d.0.signum()
-            }
-        };
-        if wdl != common::wdl_of(theirs_wdl) || !dtz_ok || Wdl::from_dtz(dtz, Rule::Fifty) != wdl {
+        if !common::matches_syzygy(ours, &syzygy, &pos) {
             mismatches += 1;
-            eprintln!("mismatch {pos:?}: ours {dtz:?} {wdl:?}, syzygy {theirs:?} {theirs_wdl:?}");
         }
     }
     eprintln!(
@@ -103,46 +97,66 @@ fn krbvkr_matches_syzygy_on_random_positions() {
 
     // Cursed wins and blessed losses are rare (a few thousand of 242
     // million cells): compare every one of them too.
-    let (cursed, mismatches) = (0..layout.size())
-        .into_par_iter()
-        .map(|i| {
-            let (mut cursed, mut mismatches) = (0u64, 0u64);
-            for turn in Color::ALL {
-                let index = TableIndex(i);
-                if !matches!(
-                    table.wdl(turn, index),
-                    Ok(Wdl::CursedWin | Wdl::BlessedLoss)
-                ) {
-                    continue;
-                }
-                let Some(pos) = layout.position(&layout.decode(index), turn) else {
-                    continue;
-                };
-                cursed += 1;
-                let dtz = ours.probe_dtz(&pos).expect("our dtz");
-                let theirs_wdl =
-                    common::wdl_of(syzygy.probe_wdl_after_zeroing(&pos).expect("syzygy wdl"));
-                let theirs = syzygy
-                    .probe_dtz(&pos)
-                    .expect("syzygy dtz")
-                    .ignore_rounding()
-                    .0;
-                // Syzygy stores cursed values in full moves: ours is n or one ply further.
-                let plies = i32::from(dtz.0);
-                let dtz_ok = plies == theirs || plies == theirs + theirs.signum();
-                if theirs_wdl != Wdl::from_dtz(dtz, Rule::Fifty) || !dtz_ok {
-                    mismatches += 1;
-                    eprintln!(
-                        "cursed mismatch {pos:?}: ours {dtz:?}, syzygy {theirs} {theirs_wdl:?}"
-                    );
-                }
-            }
-            (cursed, mismatches)
-        })
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let (cursed, mismatches) = compare_every(ours, &syzygy, |wdl| {
+        matches!(wdl, Wdl::CursedWin | Wdl::BlessedLoss)
+    });
     eprintln!("KRBvKR: all {cursed} cursed or blessed positions compared, {mismatches} mismatches");
     assert!(cursed > 1000);
     assert_eq!(mismatches, 0);
+}
+
+/// Every legal position of KRBvKR, both sides to move, against Syzygy's
+/// KRBvKR in `../shared/syzygy/5`.
+#[test]
+#[ignore = "exhaustive, about half an hour on 2 cores; run with --ignored in release mode"]
+fn krbvkr_matches_syzygy_on_every_position() {
+    let (Some(five), Some(four)) = (common::reference_dir("5"), common::reference_dir("3-4"))
+    else {
+        return;
+    };
+    let syzygy = common::syzygy(&[four, five]);
+    let (_, ours) = tables(Rule::Fifty);
+    let started = std::time::Instant::now();
+    let (compared, mismatches) = compare_every(ours, &syzygy, |_| true);
+    eprintln!(
+        "KRBvKR: every one of {compared} positions compared in {:.0?}, {mismatches} mismatches",
+        started.elapsed()
+    );
+    // 242 M indices per side; most of them are legal positions.
+    assert!(compared > 300_000_000);
+    assert_eq!(mismatches, 0);
+}
+
+/// Compare every legal KRBvKR position (both sides to move) whose WDL in
+/// our table passes `select` with Syzygy. Returns (compared, mismatches).
+fn compare_every(
+    ours: &Tablebase,
+    syzygy: &SyzygyTablebase<Chess>,
+    select: impl Fn(Wdl) -> bool + Sync,
+) -> (u64, u64) {
+    let table = ours.table(&krbvkr()).expect("generated");
+    let layout = table.layout();
+    (0..layout.size())
+        .into_par_iter()
+        .map(|i| {
+            let (mut compared, mut mismatches) = (0u64, 0u64);
+            let index = TableIndex(i);
+            let placement = layout.decode(index);
+            for turn in Color::ALL {
+                if !table.wdl(turn, index).is_ok_and(&select) {
+                    continue;
+                }
+                let Some(pos) = layout.position(&placement, turn) else {
+                    continue;
+                };
+                compared += 1;
+                if !common::matches_syzygy(ours, syzygy, &pos) {
+                    mismatches += 1;
+                }
+            }
+            (compared, mismatches)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
 }
 
 #[test]

@@ -10,16 +10,11 @@ mod common;
 
 use std::time::Instant;
 
-use dtz50::{
-    index::TableIndex,
-    material::Material,
-    probe::Tablebase,
-    value::{Rule, Wdl},
-};
+use dtz50::{index::TableIndex, material::Material, probe::Tablebase, value::Rule};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use shakmaty::{CastlingMode, Chess, Color, FromSetup, Position, Setup, Square};
-use shakmaty_syzygy::{MaybeRounded, Tablebase as SyzygyTablebase};
+use shakmaty_syzygy::Tablebase as SyzygyTablebase;
 
 #[derive(Default, Debug)]
 struct Tally {
@@ -36,35 +31,6 @@ impl Tally {
             mismatches: self.mismatches + other.mismatches,
         }
     }
-}
-
-/// Compare one position; returns whether it matched.
-fn compare(ours_tb: &Tablebase, tb: &SyzygyTablebase<Chess>, pos: &Chess) -> bool {
-    let ours = ours_tb.probe_dtz(pos).expect("our dtz");
-    let wdl = ours_tb.probe_wdl(pos).expect("our wdl");
-    let wdl_consistent = Wdl::from_dtz(ours, Rule::Fifty) == wdl;
-    let theirs_wdl = common::wdl_of(tb.probe_wdl_after_zeroing(pos).expect("syzygy wdl"));
-    let theirs = tb.probe_dtz(pos).expect("syzygy dtz");
-    let dtz_ok = match theirs {
-        MaybeRounded::Precise(d) => i32::from(ours.0) == d.0,
-        MaybeRounded::Rounded(d) => {
-            let d = d.0;
-            let o = i32::from(ours.0);
-            o == d || o == d + d.signum()
-        }
-    };
-    let ok = wdl_consistent && wdl == theirs_wdl && dtz_ok;
-    if !ok {
-        eprintln!(
-            "mismatch {}: ours dtz {} wdl {:?}, syzygy dtz {:?} wdl {:?}",
-            shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal),
-            ours.0,
-            wdl,
-            theirs,
-            theirs_wdl
-        );
-    }
-    ok
 }
 
 /// The same placement with an en-passant right for `turn`, if the pawn
@@ -131,13 +97,13 @@ fn compare_indices(
                 continue;
             };
             tally.compared += 1;
-            if !compare(ours, tb, &pos) {
+            if !common::matches_syzygy(ours, tb, &pos) {
                 tally.mismatches += 1;
             }
             for ep in with_en_passant(&pos) {
                 tally.en_passant += 1;
                 tally.compared += 1;
-                if !compare(ours, tb, &ep) {
+                if !common::matches_syzygy(ours, tb, &ep) {
                     tally.mismatches += 1;
                 }
             }

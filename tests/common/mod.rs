@@ -2,7 +2,11 @@
 //! sets solved in memory.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::{
+    io,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use dtz50::{
     generate::{GenerateOptions, generate},
@@ -13,7 +17,10 @@ use dtz50::{
     value::Rule,
 };
 use shakmaty::{CastlingMode, Chess};
-use shakmaty_syzygy::Tablebase as SyzygyTablebase;
+use shakmaty_syzygy::{
+    MaybeRounded, Tablebase as SyzygyTablebase,
+    filesystem::{Filesystem, OsFilesystem, RandomAccessFile, ReadHint},
+};
 
 /// The reference Syzygy directory: `DTZ50_SYZYGY_3_4` or ../shared/syzygy/3-4.
 /// `None` (with a note on stderr) if it is missing outside CI; a panic in CI.
@@ -41,13 +48,72 @@ pub fn reference_dir(sub: &str) -> Option<PathBuf> {
     None
 }
 
-/// A shakmaty-syzygy tablebase over `dirs`.
+/// A shakmaty-syzygy tablebase over `dirs`, its files read into memory
+/// (see [`InMemory`]).
 pub fn syzygy(dirs: &[PathBuf]) -> SyzygyTablebase<Chess> {
-    let mut tb = SyzygyTablebase::new();
+    let mut tb = SyzygyTablebase::with_filesystem(Arc::new(InMemory(OsFilesystem::new())));
     for dir in dirs {
         tb.add_directory(dir).expect("readable reference directory");
     }
     tb
+}
+
+/// Whether our values of `pos` agree with Syzygy's: WDL50 equal, our WDL
+/// consistent with our DTZ, DTZ equal where Syzygy is precise and n or one
+/// ply further from zero where it rounds (cursed values, and tables stored
+/// in full moves). A mismatch is printed with the position's FEN.
+pub fn matches_syzygy(ours: &Tablebase, syzygy: &SyzygyTablebase<Chess>, pos: &Chess) -> bool {
+    use dtz50::value::Wdl;
+    let dtz = ours.probe_dtz(pos).expect("our dtz");
+    let wdl = ours.probe_wdl(pos).expect("our wdl");
+    let theirs_wdl = wdl_of(syzygy.probe_wdl_after_zeroing(pos).expect("syzygy wdl"));
+    let theirs = syzygy.probe_dtz(pos).expect("syzygy dtz");
+    let plies = i32::from(dtz.0);
+    let dtz_ok = match theirs {
+        MaybeRounded::Precise(d) => plies == d.0,
+        MaybeRounded::Rounded(d) => plies == d.0 || plies == d.0 + d.0.signum(),
+    };
+    let ok = Wdl::from_dtz(dtz, Rule::Fifty) == wdl && wdl == theirs_wdl && dtz_ok;
+    if !ok {
+        eprintln!(
+            "mismatch {}: ours dtz {} wdl {wdl:?}, syzygy dtz {theirs:?} wdl {theirs_wdl:?}",
+            shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal),
+            dtz.0,
+        );
+    }
+    ok
+}
+
+/// Syzygy's files read whole into memory when opened: the reference
+/// tables are a few megabytes, and the default reader makes a system call
+/// per read (most of the time of an exhaustive comparison), while the
+/// memory-mapped one needs `unsafe`.
+struct InMemory(OsFilesystem);
+
+impl Filesystem for InMemory {
+    fn regular_file_size(&self, path: &Path) -> io::Result<u64> {
+        self.0.regular_file_size(path)
+    }
+
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+        self.0.read_dir(path)
+    }
+
+    fn open(&self, path: &Path) -> io::Result<Box<dyn RandomAccessFile>> {
+        Ok(Box::new(FileBytes(std::fs::read(path)?)))
+    }
+}
+
+/// The bytes of one reference file.
+struct FileBytes(Vec<u8>);
+
+impl RandomAccessFile for FileBytes {
+    fn read_at(&self, buf: &mut [u8], offset: u64, _hint: ReadHint) -> io::Result<usize> {
+        let start = usize::try_from(offset).map_or(self.0.len(), |o| o.min(self.0.len()));
+        let n = buf.len().min(self.0.len() - start);
+        buf[..n].copy_from_slice(&self.0[start..start + n]);
+        Ok(n)
+    }
 }
 
 /// Solve `targets` and their sub-tables in memory.
