@@ -53,7 +53,12 @@
 //! generated from attack bitboards; for everything but a king of a
 //! pawnless table the index changes by `(to - from) · stride`.
 
-use std::{io, ops::Range, path::PathBuf, sync::atomic::AtomicU64};
+use std::{
+    io,
+    ops::Range,
+    path::PathBuf,
+    sync::atomic::{AtomicU64, Ordering},
+};
 
 use bitvec::{order::Lsb0, vec::BitVec};
 use rayon::prelude::*;
@@ -472,13 +477,30 @@ impl Solver<'_> {
         }
     }
 
-    /// Add every cell of the level holding `value` to `settled`.
+    /// Add every cell of the level holding `value` to `settled`, a word of
+    /// bits at a time (a chunk covers whole words: its start and length
+    /// within the level are multiples of 64).
     fn settle_scanned(&self, level: &Level, value: Cell) {
         for turn in Color::ALL {
+            let words = self.settled.get(turn).as_raw_slice();
             level.chunks.par_iter().for_each(|range| {
+                let (_, start) = self.cells.locate(range.start);
+                let mut word: Option<(usize, u64)> = None;
                 self.find(turn, range, CellTest::Is(value), |index| {
-                    self.settle(turn, index);
+                    let local = (start + index - range.start) as usize;
+                    let (at, bit) = (local / 64, 1u64 << (local % 64));
+                    word = match word {
+                        Some((w, bits)) if w == at => Some((w, bits | bit)),
+                        Some((w, bits)) => {
+                            words[w].fetch_or(bits, Ordering::Relaxed);
+                            Some((at, bit))
+                        }
+                        None => Some((at, bit)),
+                    };
                 });
+                if let Some((w, bits)) = word {
+                    words[w].fetch_or(bits, Ordering::Relaxed);
+                }
             });
         }
     }
