@@ -22,14 +22,18 @@
 //!    `UNKNOWN_*`, remembering what their zeroing moves guarantee.
 //! 2. **Plies** `k = 1, 2, ...`, each a set of parallel passes that start
 //!    from the positions valued `k - 1`: those the previous ply decided
-//!    (kept in lists, so quiet plies cost little), or, for the values the
-//!    seed produces (mated, ±1, ±(L + 1)), a scan of the cells:
+//!    (kept in lists, so quiet plies cost little, unless a ply decides more
+//!    than one position in 32 of the level: then they are found again by a
+//!    scan, which keeps the lists' memory under a bit per cell), or, for
+//!    the values the seed produces (mated, ±1, ±(L + 1)), a scan of the
+//!    cells:
 //!    * *wins*: every unknown predecessor (by a quiet unmove) of a position
 //!      lost in `k - 1` (mated, for `k = 1`) is won in `k`;
 //!    * *losses*: predecessors of positions won in `k - 1` are marked in a
 //!      bit set (bitvec) as candidates; a candidate all of whose quiet moves
 //!      reach known wins for the opponent, and whose zeroing moves lose, is
-//!      lost in `k = max(d + 1)`.
+//!      lost in `k = max(d + 1)`. The check reads one bit per successor
+//!      (won in at most `k - 1`, or illegal), not its byte.
 //!
 //!    Each of the two passes runs in one of two directions, whichever
 //!    costs less by a simple estimate (see [`Direction`]): *push* from the
@@ -311,35 +315,133 @@ struct Level {
 
 /// Where a ply finds the positions valued `k - 1` that it starts from.
 /// Either way they are the level's positions holding one value (for
-/// losses, [`Frontier::loss_value`]).
+/// losses, [`Frontier::value`]).
 enum Frontier {
     /// Scan the level's cells for this value (after the seed, whose values
     /// are not listed anywhere).
     Scan(Cell),
+    /// Scan the level's cells for this value, of which each side to move
+    /// has this many: the previous ply decided too many to list.
+    Counted(Cell, ByColor<u64>),
     /// The positions the previous ply decided, by side to move.
     Listed(ByColor<Vec<u32>>),
 }
 
-/// What one ply decided: new wins and new losses, by side to move.
-struct PlyResult {
-    won: ByColor<Vec<u32>>,
-    lost: ByColor<Vec<u32>>,
-}
-
 impl Frontier {
-    /// The value of the positions of a frontier of losses at ply `k`: a
-    /// listed one holds what the previous ply decided, losses in `k - 1`.
-    fn loss_value(&self, k: i16) -> Cell {
+    /// The frontier of the positions a ply decided, which hold `value`.
+    fn of(found: ByColor<Found>, value: Cell) -> Frontier {
+        match found {
+            ByColor {
+                white: Found::Listed(white),
+                black: Found::Listed(black),
+            } => Frontier::Listed(ByColor { white, black }),
+            found => Frontier::Counted(value, found.map(|f| f.len())),
+        }
+    }
+
+    /// The value its positions hold; `listed` for a listed frontier (which
+    /// holds what the previous ply decided).
+    fn value(&self, listed: Cell) -> Cell {
         match self {
-            Frontier::Scan(value) => *value,
-            Frontier::Listed(_) => Cell(-(k - 1)),
+            Frontier::Scan(value) | Frontier::Counted(value, _) => *value,
+            Frontier::Listed(_) => listed,
+        }
+    }
+
+    /// How many of `turn`'s positions the frontier holds, if known without
+    /// a scan.
+    fn size(&self, turn: Color) -> Option<u64> {
+        match self {
+            Frontier::Scan(_) => None,
+            Frontier::Counted(_, counts) => Some(*counts.get(turn)),
+            Frontier::Listed(lists) => Some(lists.get(turn).len() as u64),
         }
     }
 }
 
+/// The positions one pass decided: listed, or only counted when listing
+/// them would take more memory than the level's share allows (see
+/// [`LIST_CELLS_PER_ENTRY`]; the next ply then scans for their value).
+enum Found {
+    Listed(Vec<u32>),
+    Counted(u64),
+}
+
+impl Found {
+    fn len(&self) -> u64 {
+        match self {
+            Found::Listed(list) => list.len() as u64,
+            Found::Counted(n) => *n,
+        }
+    }
+
+    /// Both `self` and `other`, listed if they fit under `limit`.
+    fn join(self, other: Found, limit: u64) -> Found {
+        match (self, other) {
+            (Found::Listed(mut a), Found::Listed(b)) if (a.len() + b.len()) as u64 <= limit => {
+                a.extend(b);
+                Found::Listed(a)
+            }
+            (a, b) => Found::Counted(a.len() + b.len()),
+        }
+    }
+}
+
+/// A pass lists at most one position per this many cells of the level
+/// (4 bytes each: the memory of one bit per cell). Tables that one side
+/// wins almost everywhere decide most of a level within a few plies, and
+/// lists of those positions took more memory than the cells themselves.
+const LIST_CELLS_PER_ENTRY: u64 = 32;
+
+/// Gathers what the chunks of one pass decide while the total fits under
+/// `limit`; past it, only counts.
+struct Lister {
+    limit: u64,
+    count: AtomicU64,
+}
+
+impl Lister {
+    fn new(limit: u64) -> Lister {
+        Lister {
+            limit,
+            count: AtomicU64::new(0),
+        }
+    }
+
+    /// One chunk's positions: kept, or dropped (and counted) if the pass
+    /// has decided too many to list.
+    fn keep(&self, part: Vec<u32>) -> Vec<u32> {
+        let n = part.len() as u64;
+        if self.count.fetch_add(n, Ordering::Relaxed) + n > self.limit {
+            Vec::new()
+        } else {
+            part
+        }
+    }
+
+    fn finish(self, parts: Vec<Vec<u32>>) -> Found {
+        let count = self.count.into_inner();
+        if count > self.limit {
+            Found::Counted(count)
+        } else {
+            Found::Listed(parts.concat())
+        }
+    }
+}
+
+/// What one ply decided: new wins and new losses, by side to move.
+struct PlyResult {
+    won: ByColor<Found>,
+    lost: ByColor<Found>,
+}
+
 impl PlyResult {
-    fn changed(&self) -> usize {
-        self.won.iter().chain(self.lost.iter()).map(Vec::len).sum()
+    fn changed(&self) -> u64 {
+        self.won
+            .iter()
+            .chain(self.lost.iter())
+            .map(Found::len)
+            .sum()
     }
 }
 
@@ -354,19 +456,24 @@ impl Solver<'_> {
         let special = self.rule.limit().map(|l| l + 1);
         progress(None);
         self.seed(level)?;
-        self.settle_scanned(level, Cell::ILLEGAL);
+        for turn in Color::ALL {
+            self.settle_scanned(level, turn, Cell::ILLEGAL);
+        }
         let mut undecided = ByColor::new_with(|turn| self.count(level, turn, CellTest::Undecided));
         let mut k: i16 = 1;
         let mut previous: Option<PlyResult> = None;
         loop {
             let (won, lost) = self.frontiers(k, special, previous.take());
             let result = self.ply(level, k, special == Some(k), &won, &lost, &mut undecided);
-            // Wins in k: listed by this ply, and at k = 1 and L + 1 also
+            // Wins in k: found by this ply, and at k = 1 and L + 1 also
             // seeded.
-            if k == 1 || special == Some(k) {
-                self.settle_scanned(level, Cell(k));
-            } else {
-                self.settle_listed(&result.won);
+            for turn in Color::ALL {
+                match result.won.get(turn) {
+                    Found::Listed(list) if k != 1 && special != Some(k) => {
+                        self.settle_listed(turn, list);
+                    }
+                    _ => self.settle_scanned(level, turn, Cell(k)),
+                }
             }
             let changed = result.changed();
             progress(Some(k));
@@ -391,7 +498,7 @@ impl Solver<'_> {
 
     /// The positions ply `k` starts from: (won in `k - 1`, lost in
     /// `k - 1`). Values the seed can produce (mated, ±1, ±(L + 1)) are
-    /// found by scanning; others were listed by the previous ply (`None`
+    /// found by scanning; others were found by the previous ply (`None`
     /// after a jump, when nothing holds `k - 1`).
     fn frontiers(
         &self,
@@ -408,11 +515,16 @@ impl Solver<'_> {
         } else if seeded {
             (Frontier::Scan(Cell(k - 1)), Frontier::Scan(Cell(-(k - 1))))
         } else {
-            let result = previous.unwrap_or(PlyResult {
-                won: ByColor::default(),
-                lost: ByColor::default(),
-            });
-            (Frontier::Listed(result.won), Frontier::Listed(result.lost))
+            match previous {
+                Some(result) => (
+                    Frontier::of(result.won, Cell(k - 1)),
+                    Frontier::of(result.lost, Cell(-(k - 1))),
+                ),
+                None => (
+                    Frontier::Listed(ByColor::default()),
+                    Frontier::Listed(ByColor::default()),
+                ),
+            }
         }
     }
 
@@ -477,42 +589,36 @@ impl Solver<'_> {
         }
     }
 
-    /// Add every cell of the level holding `value` to `settled`, a word of
-    /// bits at a time (a chunk covers whole words: its start and length
-    /// within the level are multiples of 64).
-    fn settle_scanned(&self, level: &Level, value: Cell) {
-        for turn in Color::ALL {
-            let words = self.settled.get(turn).as_raw_slice();
-            level.chunks.par_iter().for_each(|range| {
-                let (_, start) = self.cells.locate(range.start);
-                let mut word: Option<(usize, u64)> = None;
-                self.find(turn, range, CellTest::Is(value), |index| {
-                    let local = (start + index - range.start) as usize;
-                    let (at, bit) = (local / 64, 1u64 << (local % 64));
-                    word = match word {
-                        Some((w, bits)) if w == at => Some((w, bits | bit)),
-                        Some((w, bits)) => {
-                            words[w].fetch_or(bits, Ordering::Relaxed);
-                            Some((at, bit))
-                        }
-                        None => Some((at, bit)),
-                    };
-                });
-                if let Some((w, bits)) = word {
-                    words[w].fetch_or(bits, Ordering::Relaxed);
-                }
+    /// Add every `turn` cell of the level holding `value` to `settled`, a
+    /// word of bits at a time (a chunk covers whole words: its start and
+    /// length within the level are multiples of 64).
+    fn settle_scanned(&self, level: &Level, turn: Color, value: Cell) {
+        let words = self.settled.get(turn).as_raw_slice();
+        level.chunks.par_iter().for_each(|range| {
+            let (_, start) = self.cells.locate(range.start);
+            let mut word: Option<(usize, u64)> = None;
+            self.find(turn, range, CellTest::Is(value), |index| {
+                let local = (start + index - range.start) as usize;
+                let (at, bit) = (local / 64, 1u64 << (local % 64));
+                word = match word {
+                    Some((w, bits)) if w == at => Some((w, bits | bit)),
+                    Some((w, bits)) => {
+                        words[w].fetch_or(bits, Ordering::Relaxed);
+                        Some((at, bit))
+                    }
+                    None => Some((at, bit)),
+                };
             });
-        }
+            if let Some((w, bits)) = word {
+                words[w].fetch_or(bits, Ordering::Relaxed);
+            }
+        });
     }
 
-    /// Add listed positions (by side to move) to `settled`.
-    fn settle_listed(&self, lists: &ByColor<Vec<u32>>) {
-        for turn in Color::ALL {
-            lists
-                .get(turn)
-                .par_iter()
-                .for_each(|&index| self.settle(turn, u64::from(index)));
-        }
+    /// Add listed positions of `turn` to `settled`.
+    fn settle_listed(&self, turn: Color, list: &[u32]) {
+        list.par_iter()
+            .for_each(|&index| self.settle(turn, u64::from(index)));
     }
 
     fn settle(&self, turn: Color, index: u64) {
@@ -581,10 +687,13 @@ impl Solver<'_> {
         frontier: &Frontier,
         turn: Color,
         visit: impl Fn(u64, &mut Vec<u32>) + Sync,
-    ) -> Vec<u32> {
+    ) -> Found {
         match frontier {
-            Frontier::Scan(value) => self.scan_level(level, turn, CellTest::Is(*value), visit),
+            Frontier::Scan(value) | Frontier::Counted(value, _) => {
+                self.scan_level(level, turn, CellTest::Is(*value), visit)
+            }
             Frontier::Listed(lists) => {
+                let lister = self.lister();
                 let parts: Vec<Vec<u32>> = lists
                     .get(turn)
                     .par_chunks(CHUNK as usize)
@@ -593,12 +702,22 @@ impl Solver<'_> {
                         for &index in chunk {
                             visit(u64::from(index), &mut out);
                         }
-                        out
+                        lister.keep(out)
                     })
                     .collect();
-                parts.concat()
+                lister.finish(parts)
             }
         }
+    }
+
+    /// How many positions one pass may list.
+    fn list_limit(&self) -> u64 {
+        self.cells.level_size(self.level) / LIST_CELLS_PER_ENTRY
+    }
+
+    /// A lister for one pass over the open level.
+    fn lister(&self) -> Lister {
+        Lister::new(self.list_limit())
     }
 
     /// Run `visit` on every index of `level` whose `turn` cell passes
@@ -610,17 +729,18 @@ impl Solver<'_> {
         turn: Color,
         test: CellTest,
         visit: impl Fn(u64, &mut Vec<u32>) + Sync,
-    ) -> Vec<u32> {
+    ) -> Found {
+        let lister = self.lister();
         let parts: Vec<Vec<u32>> = level
             .chunks
             .par_iter()
             .map(|range| {
                 let mut out = Vec::new();
                 self.find(turn, range, test, |index| visit(index, &mut out));
-                out
+                lister.keep(out)
             })
             .collect();
-        parts.concat()
+        lister.finish(parts)
     }
 
     /// One ply: wins in `k`, then losses in `k`. `undecided` counts each
@@ -635,9 +755,9 @@ impl Solver<'_> {
         undecided: &mut ByColor<u64>,
     ) -> PlyResult {
         let new_wins = ByColor::new_with(|winner| {
-            let mut wins = self.wins(level, k, lost, winner, *undecided.get(winner));
+            let wins = self.wins(level, k, lost, winner, *undecided.get(winner));
             if special {
-                wins.extend(self.scan_level(
+                let cursed = self.scan_level(
                     level,
                     winner,
                     CellTest::Is(Cell::UNKNOWN_CURSED_WIN),
@@ -646,20 +766,21 @@ impl Solver<'_> {
                             out.push(index as u32);
                         }
                     },
-                ));
+                );
+                return wins.join(cursed, self.list_limit());
             }
             wins
         });
         self.publish();
         for turn in Color::ALL {
-            *undecided.get_mut(turn) -= new_wins.get(turn).len() as u64;
+            *undecided.get_mut(turn) -= new_wins.get(turn).len();
         }
         let new_losses = ByColor::new_with(|loser| {
             self.losses(level, k, special, won, loser, *undecided.get(loser))
         });
         self.publish();
         for turn in Color::ALL {
-            *undecided.get_mut(turn) -= new_losses.get(turn).len() as u64;
+            *undecided.get_mut(turn) -= new_losses.get(turn).len();
         }
         PlyResult {
             won: new_wins,
@@ -669,25 +790,17 @@ impl Solver<'_> {
 
     /// `winner`'s positions won in `k`: the undecided ones with a quiet
     /// move to a position of `lost`.
-    fn wins(
-        &self,
-        level: &Level,
-        k: i16,
-        lost: &Frontier,
-        winner: Color,
-        undecided: u64,
-    ) -> Vec<u32> {
-        // The length of a scanned frontier is not known: push from it.
-        let pull = match lost {
-            Frontier::Listed(lists) => {
-                let frontier = lists.get(winner.other()).len() as u64;
+    fn wins(&self, level: &Level, k: i16, lost: &Frontier, winner: Color, undecided: u64) -> Found {
+        // The length of a seeded frontier is not known: push from it.
+        let pull = match lost.size(winner.other()) {
+            Some(frontier) => {
                 self.direction
                     .pull_wins(undecided, frontier, self.cells.level_size(self.level))
             }
-            Frontier::Scan(_) => self.direction == Direction::Pull,
+            None => self.direction == Direction::Pull,
         };
         if pull {
-            let target = lost.loss_value(k);
+            let target = lost.value(Cell(-(k - 1)));
             return self.scan_level(level, winner, CellTest::Undecided, |index, out| {
                 let placement = self.layout.decode(TableIndex(index));
                 let mut found = false;
@@ -727,11 +840,10 @@ impl Solver<'_> {
         won: &Frontier,
         loser: Color,
         undecided: u64,
-    ) -> Vec<u32> {
-        let frontier = match won {
-            Frontier::Listed(lists) => lists.get(loser.other()).len() as u64,
-            Frontier::Scan(value) => self.count(level, loser.other(), CellTest::Is(*value)),
-        };
+    ) -> Found {
+        let frontier = won.size(loser.other()).unwrap_or_else(|| {
+            self.count(level, loser.other(), CellTest::Is(won.value(Cell(k - 1))))
+        });
         if self
             .direction
             .pull_losses(undecided, frontier, self.cells.level_size(self.level))
@@ -766,12 +878,13 @@ impl Solver<'_> {
                 },
             );
         }
+        let lister = self.lister();
         let parts: Vec<Vec<u32>> = level
             .chunks
             .par_iter()
-            .map(|range| self.candidate_losses(loser, k, range.clone()))
+            .map(|range| lister.keep(self.candidate_losses(loser, k, range.clone())))
             .collect();
-        parts.concat()
+        lister.finish(parts)
     }
 
     /// Forward-check the candidates in `range` (clearing their marks).
