@@ -41,6 +41,14 @@ fn tables(rule: Rule) -> &'static (TempDir, Tablebase) {
     })
 }
 
+/// Syzygy's KRBvKR and its sub-tables, if the reference directories are
+/// there (see `common::reference_dir`).
+fn syzygy_krbvkr() -> Option<SyzygyTablebase<Chess>> {
+    let five = common::reference_dir("5")?;
+    let four = common::reference_dir("3-4")?;
+    Some(common::syzygy(&[four, five]))
+}
+
 /// A small deterministic generator (xorshift64*).
 struct Random(u64);
 
@@ -55,11 +63,9 @@ impl Random {
 
 #[test]
 fn krbvkr_matches_syzygy_on_random_positions() {
-    let (Some(five), Some(four)) = (common::reference_dir("5"), common::reference_dir("3-4"))
-    else {
+    let Some(syzygy) = syzygy_krbvkr() else {
         return;
     };
-    let syzygy = common::syzygy(&[four, five]);
     let (_, ours) = tables(Rule::Fifty);
     let table = ours.table(&krbvkr()).expect("generated");
     let layout = table.layout();
@@ -110,11 +116,9 @@ fn krbvkr_matches_syzygy_on_random_positions() {
 #[test]
 #[ignore = "exhaustive: 156 M positions, about 7 CPU-minutes; run with --ignored in release mode"]
 fn krbvkr_matches_syzygy_on_every_position() {
-    let (Some(five), Some(four)) = (common::reference_dir("5"), common::reference_dir("3-4"))
-    else {
+    let Some(syzygy) = syzygy_krbvkr() else {
         return;
     };
-    let syzygy = common::syzygy(&[four, five]);
     let (_, ours) = tables(Rule::Fifty);
     let started = std::time::Instant::now();
     let (compared, mismatches) = compare_every(ours, &syzygy, |_| true);
