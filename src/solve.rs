@@ -465,11 +465,10 @@ impl Solver<'_> {
         loop {
             let (won, lost) = self.frontiers(k, special, previous.take());
             let result = self.ply(level, k, special == Some(k), &won, &lost, &mut undecided);
-            // Wins in k: found by this ply, and at k = 1 and L + 1 also
-            // seeded.
+            // Wins in k: found by this ply, and some seeded.
             for turn in Color::ALL {
                 match result.won.get(turn) {
-                    Found::Listed(list) if k != 1 && special != Some(k) => {
+                    Found::Listed(list) if !seeds_ply(k, special) => {
                         self.settle_listed(turn, list);
                     }
                     _ => self.settle_scanned(level, turn, Cell(k)),
@@ -506,13 +505,12 @@ impl Solver<'_> {
         special: Option<i16>,
         previous: Option<PlyResult>,
     ) -> (Frontier, Frontier) {
-        let seeded = k <= 2 || special.is_some_and(|s| k == s + 1);
         if k == 1 {
             (
                 Frontier::Listed(ByColor::default()),
                 Frontier::Scan(Cell::MATED),
             )
-        } else if seeded {
+        } else if seeds_ply(k - 1, special) {
             (Frontier::Scan(Cell(k - 1)), Frontier::Scan(Cell(-(k - 1))))
         } else {
             match previous {
@@ -959,6 +957,12 @@ impl Solver<'_> {
             }
         });
     }
+}
+
+/// Whether the seed stores values of ply `k` too (±1, and ±(L + 1) at the
+/// special ply `special`), so that only a scan finds all of them.
+fn seeds_ply(k: i16, special: Option<i16>) -> bool {
+    k == 1 || special == Some(k)
 }
 
 /// For a cell that may still become a loss, the least loss length its
