@@ -45,3 +45,7 @@ pub mod storage;
 pub mod table;
 pub mod value;
 pub mod verify;
+
+pub use material::Material;
+pub use probe::{ProbeError, Tablebase};
+pub use value::{Dtz, Outcome, Rule, Verdict, Wdl};
