@@ -3,10 +3,9 @@
 
 use criterion::{Criterion, black_box, criterion_group, criterion_main};
 use dtz50::{
+    generate::{SolveOptions, TableSet, solve},
     index::{Layout, TableIndex},
     material::Material,
-    solve::{SolveOptions, solve},
-    table::TableSet,
 };
 
 fn solve_tables(c: &mut Criterion) {

@@ -7,8 +7,8 @@
 //! engine or arbiter actually has: does this win survive the halfmove clock?
 //!
 //! ```
-//! use dtz50::{generate::{generate, GenerateOptions}, probe::Tablebase, value::{Outcome, Rule}};
-//! use shakmaty::{fen::Fen, CastlingMode, Chess};
+//! use dtz50::{Outcome, Rule, Tablebase, generate::{GenerateOptions, generate}};
+//! use shakmaty::{CastlingMode, Chess, fen::Fen};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let options = GenerateOptions { rule: Rule::Fifty, out: dir.path().into(), work_dir: None };
@@ -24,28 +24,36 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Modules, in the order the data flows: [`material`] (signatures),
-//! [`index`] (position ↔ index), [`value`] (WDL, DTZ, cells, the clock),
-//! [`storage`] (memory-mapped work arrays; the only `unsafe`), [`solve`]
-//! (retrograde analysis), [`table`] (solved values and en passant),
-//! [`mod@format`] (the file layout), [`generate`] (building files), [`probe`]
-//! (the `Tablebase` facade), [`verify`] (the deep consistency check) and
-//! [`adjudicate`] (whole games).
+//! The parts, each depending only on those listed after it:
+//!
+//! * [`adjudicate`] — whole games: the FIDE draw rules and the tablebase
+//!   verdict, move by move;
+//! * [`generate`] — building tables: the retrograde solver, dependency
+//!   order, atomic writes, and the deep check of a finished file;
+//! * [`probe`] — reading values of real positions: the [`Tablebase`]
+//!   facade, best moves, the rules every reader applies;
+//! * [`mod@format`] — the file layout, byte by byte: writer and reader;
+//! * the chess vocabulary: [`material`] (signatures like `KRPvKR`),
+//!   [`index`] (position ↔ index), [`value`] (WDL, DTZ, the clock);
+//! * `mmap` — memory maps, the one module with `unsafe` code.
+//!
+//! With the `serde` feature, the value types and adjudication reports
+//! serialize to the JSON that the `dtz50` command line prints.
+
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod adjudicate;
-pub mod cells;
 pub mod format;
 pub mod generate;
 pub mod index;
 pub mod material;
+#[allow(unsafe_code)] // The one exception: memory maps (see its module doc).
+mod mmap;
 pub mod probe;
-mod seed;
-pub mod solve;
-pub mod storage;
-pub mod table;
 pub mod value;
-pub mod verify;
 
+pub use format::FormatError;
 pub use material::Material;
 pub use probe::{ProbeError, Tablebase};
 pub use value::{Dtz, Outcome, Rule, Verdict, Wdl};

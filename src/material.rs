@@ -302,6 +302,14 @@ impl FromStr for Material {
     }
 }
 
+#[cfg(feature = "serde")]
+impl serde::Serialize for Material {
+    /// Materials serialize as their names (`"KRPvKR"`).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,22 +19,36 @@
 //! win or loss.
 //!
 //! * [`Verdict`] — the outcome once the halfmove clock is applied.
-//! * [`Cell`] — a solver cell's value: a final DTZ, or one of a few reserved
-//!   codes (illegal, mated, unknown with what its zeroing moves already
-//!   guarantee). The solver stores cells one byte each (`crate::cells`).
+//! * [`Successor`] and [`Dtz::of_move`] — the one rule that scores a move
+//!   from what it reaches (mate, a zeroing move, a quiet move).
 
 use std::{fmt, str::FromStr};
 
 use thiserror::Error;
 
-/// The draw rule a table is built for.
+/// The draw rule a table is built for (in JSON: `"50"`, `"75"` or `"none"`).
+///
+/// ```
+/// use dtz50::Rule;
+///
+/// let rule: Rule = "75".parse()?;
+/// assert_eq!(rule, Rule::SeventyFive);
+/// assert_eq!(rule.limit(), Some(150));
+/// assert_eq!(Rule::None.limit(), None);
+/// assert_eq!(Rule::Fifty.to_string(), "50");
+/// # Ok::<(), dtz50::value::ParseRuleError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum Rule {
     /// FIDE 9.3: a draw can be claimed after 100 plies without a zeroing move.
+    #[cfg_attr(feature = "serde", serde(rename = "50"))]
     Fifty,
     /// FIDE 9.6b: the game is drawn automatically after 150 plies.
+    #[cfg_attr(feature = "serde", serde(rename = "75"))]
     SeventyFive,
     /// No move-count rule: plain distance to zeroing.
+    #[cfg_attr(feature = "serde", serde(rename = "none"))]
     None,
 }
 
@@ -96,7 +110,17 @@ impl FromStr for Rule {
     }
 }
 
-/// Win/draw/loss for the side to move, with the halfmove clock at zero.
+/// Win/draw/loss for the side to move, with the halfmove clock at zero (in
+/// JSON, as everywhere in dtz50's interfaces, the number -2..=2).
+///
+/// ```
+/// use dtz50::{Dtz, Rule, Wdl};
+///
+/// assert_eq!(Wdl::from_dtz(Dtz(100), Rule::Fifty), Wdl::Win);
+/// assert_eq!(Wdl::from_dtz(Dtz(101), Rule::Fifty), Wdl::CursedWin);
+/// assert_eq!(Wdl::from_dtz(Dtz(101), Rule::SeventyFive), Wdl::Win);
+/// assert_eq!(Wdl::CursedWin.to_i8(), 1);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(i8)]
 pub enum Wdl {
@@ -151,32 +175,60 @@ impl Wdl {
     }
 }
 
-/// Signed plies to a zeroing move or mate (see the module table).
+#[cfg(feature = "serde")]
+impl serde::Serialize for Wdl {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i8(self.to_i8())
+    }
+}
+
+/// Signed plies to a zeroing move or mate (see the module table; in JSON,
+/// the number).
+///
+/// ```
+/// use dtz50::Dtz;
+///
+/// // Positive: the side to move wins; the smallest positive is preferred.
+/// assert_eq!(Dtz(5).prefer(Dtz(3)), Dtz(3));
+/// assert_eq!(Dtz(-5).prefer(Dtz(0)), Dtz(0));
+/// assert_eq!(Dtz(-12).plies(), 12);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(transparent))]
 pub struct Dtz(pub i16);
 
 impl Dtz {
-    /// The score of a zeroing move (capture, pawn move) for the mover, given
-    /// the WDL of the position it leads to *as seen by the side to move
-    /// there*: the opponent's loss scores 1, its blessed loss `L + 1`, a
-    /// draw 0, and so on.
-    pub fn of_zeroing_move(after: Wdl, rule: Rule) -> Dtz {
-        let cursed = rule.limit().map_or(1, |l| l + 1);
-        Dtz(match after {
-            Wdl::Loss => 1,
-            Wdl::BlessedLoss => cursed,
-            Wdl::Draw => 0,
-            Wdl::CursedWin => -cursed,
-            Wdl::Win => -1,
-        })
-    }
-
-    /// The score of a quiet move into a position whose DTZ is `after`.
-    pub const fn of_quiet_move(after: Dtz) -> Dtz {
-        Dtz(match after.0 {
-            d if d < 0 => -d + 1,
-            d if d > 0 => -d - 1,
-            _ => 0,
+    /// The score of a move for the side that plays it: DTZ of the position
+    /// *before* the move, if this move is the one played. This is the one
+    /// recursion every DTZ value obeys, used by the solver, the deep check
+    /// and the probe API's best moves:
+    ///
+    /// * a mate scores 1;
+    /// * a zeroing move (capture, pawn move) scores by the WDL it leaves the
+    ///   opponent: a loss 1, a blessed loss `L + 1`, a draw 0, a cursed win
+    ///   `-(L + 1)`, a win -1 (`L` the rule's limit; 1 without a rule);
+    /// * a quiet move into a position of DTZ `d` scores `-d + 1` if `d < 0`,
+    ///   `-d - 1` if `d > 0`, and 0 for a draw.
+    ///
+    /// ```
+    /// use dtz50::{Dtz, Rule, Wdl, value::Successor};
+    ///
+    /// assert_eq!(Dtz::of_move(Successor::Mate, Rule::Fifty), Dtz(1));
+    /// assert_eq!(Dtz::of_move(Successor::Zeroing(Wdl::BlessedLoss), Rule::Fifty), Dtz(101));
+    /// assert_eq!(Dtz::of_move(Successor::Quiet(Dtz(-7)), Rule::Fifty), Dtz(8));
+    /// assert_eq!(Dtz::of_move(Successor::Quiet(Dtz(7)), Rule::Fifty), Dtz(-8));
+    /// ```
+    pub fn of_move(successor: Successor, rule: Rule) -> Dtz {
+        let beyond = rule.limit().map_or(1, |l| l + 1);
+        Dtz(match successor {
+            Successor::Mate | Successor::Zeroing(Wdl::Loss) => 1,
+            Successor::Zeroing(Wdl::BlessedLoss) => beyond,
+            Successor::Zeroing(Wdl::Draw) => 0,
+            Successor::Zeroing(Wdl::CursedWin) => -beyond,
+            Successor::Zeroing(Wdl::Win) => -1,
+            Successor::Quiet(Dtz(d)) if d < 0 => -d + 1,
+            Successor::Quiet(Dtz(d)) if d > 0 => -d - 1,
+            Successor::Quiet(_) => 0,
         })
     }
 
@@ -212,8 +264,34 @@ impl fmt::Display for Dtz {
     }
 }
 
-/// What a position is worth once the halfmove clock is applied.
+/// What a move reaches, as far as its score is concerned (see
+/// [`Dtz::of_move`]). Values are those of the side to move *after* the move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Successor {
+    /// The move checkmates.
+    Mate,
+    /// A capture or pawn move into a position of this WDL.
+    Zeroing(Wdl),
+    /// Any other move, into a position of this DTZ.
+    Quiet(Dtz),
+}
+
+/// What a position is worth once the halfmove clock is applied (in JSON:
+/// `"win"`, `"draw"` or `"loss"`).
+///
+/// ```
+/// use dtz50::{Dtz, Outcome, Rule, Verdict};
+///
+/// // A loss in 28 plies with 5 plies left on the clock: the clock saves it.
+/// assert_eq!(Verdict::new(Dtz(-28), Rule::Fifty, 95, false).outcome, Outcome::Draw);
+/// assert_eq!(Outcome::Draw.name(), "draw");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "lowercase")
+)]
 pub enum Outcome {
     /// The side to move wins.
     Win,
@@ -236,7 +314,26 @@ impl Outcome {
 
 /// The clock question answered exactly: does the decisive result survive
 /// the plies left before the draw rule applies?
+///
+/// Its `Display` is the verdict in one sentence, the same wherever dtz50
+/// shows one (the CLI, adjudication):
+///
+/// ```
+/// use dtz50::{Dtz, Outcome, Rule, Verdict};
+///
+/// let v = Verdict::new(Dtz(23), Rule::Fifty, 70, false);
+/// assert_eq!((v.outcome, v.margin), (Outcome::Win, Some(7)));
+/// assert_eq!(v.to_string(), "win: 23 plies to a zeroing move or mate, 30 left on the clock");
+///
+/// let late = Verdict::new(Dtz(23), Rule::Fifty, 78, false);
+/// assert_eq!(late.outcome, Outcome::Draw);
+/// assert_eq!(late.to_string(), "draw by the clock: the win needs 23 plies, 22 left on the clock");
+/// ```
+///
+/// In JSON (with the `serde` feature) it is an object with the fields
+/// below: `{"wdl":2,"dtz":23,"halfmove":70,"rule":"50","outcome":"win","margin":7}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Verdict {
     /// WDL with the clock at zero.
     pub wdl: Wdl,
@@ -244,6 +341,8 @@ pub struct Verdict {
     pub dtz: Dtz,
     /// The halfmove clock that was applied.
     pub halfmove: u32,
+    /// The rule that was applied.
+    pub rule: Rule,
     /// The result with that clock.
     pub outcome: Outcome,
     /// Plies to spare: `limit - halfmove - |dtz|` for a surviving decisive
@@ -274,100 +373,56 @@ impl Verdict {
             wdl,
             dtz,
             halfmove,
+            rule,
             outcome,
             margin,
         }
     }
 
-    /// Plies left on the clock before the rule applies (`None` without a rule).
-    pub fn plies_left(&self, rule: Rule) -> Option<i64> {
-        rule.limit()
+    /// Plies left on the clock before the rule applies (`None` without a
+    /// rule; negative past it).
+    ///
+    /// ```
+    /// use dtz50::{Dtz, Rule, Verdict};
+    ///
+    /// assert_eq!(Verdict::new(Dtz(5), Rule::SeventyFive, 40, false).plies_left(), Some(110));
+    /// assert_eq!(Verdict::new(Dtz(5), Rule::None, 40, false).plies_left(), None);
+    /// ```
+    pub fn plies_left(&self) -> Option<i64> {
+        self.rule
+            .limit()
             .map(|l| i64::from(l) - i64::from(self.halfmove))
     }
 }
 
-/// One solver cell: a final DTZ or a reserved code.
-///
-/// Final values are DTZ plies (`|dtz| < 30_000`). The reserved codes sit at
-/// the ends of the `i16` range: [`Cell::ILLEGAL`], [`Cell::MATED`] and five
-/// `UNKNOWN_*` codes that say what the position's zeroing moves already
-/// guarantee while its quiet moves are still being resolved.
-#[repr(transparent)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Cell(pub i16);
-
-impl Cell {
-    /// Not a legal position (pieces overlap, or the side not to move is in check).
-    pub const ILLEGAL: Cell = Cell(i16::MIN);
-    /// The side to move is checkmated (DTZ -1; predecessors win in 1).
-    pub const MATED: Cell = Cell(i16::MIN + 1);
-    /// Unknown; no zeroing move.
-    pub const UNKNOWN: Cell = Cell(i16::MAX);
-    /// Unknown; the best zeroing move reaches a cursed win (`L + 1`).
-    pub const UNKNOWN_CURSED_WIN: Cell = Cell(i16::MAX - 1);
-    /// Unknown; the best zeroing move draws.
-    pub const UNKNOWN_DRAW: Cell = Cell(i16::MAX - 2);
-    /// Unknown; the best zeroing move reaches a blessed loss (`-L - 1`).
-    pub const UNKNOWN_BLESSED_LOSS: Cell = Cell(i16::MAX - 3);
-    /// Unknown; the best zeroing move loses (-1).
-    pub const UNKNOWN_LOSS: Cell = Cell(i16::MAX - 4);
-
-    /// A final DTZ.
-    pub const fn dtz(d: Dtz) -> Cell {
-        Cell(d.0)
-    }
-
-    /// Whether this is one of the `UNKNOWN_*` codes.
-    pub const fn is_unknown(self) -> bool {
-        self.0 >= Cell::UNKNOWN_LOSS.0
-    }
-
-    /// The final DTZ, if this cell holds one (mated counts as -1).
-    pub const fn value(self) -> Option<Dtz> {
-        if self.0 == Cell::MATED.0 {
-            Some(Dtz(-1))
-        } else if self.0 == Cell::ILLEGAL.0 || self.is_unknown() {
-            None
-        } else {
-            Some(Dtz(self.0))
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plies = Plies(self.dtz.plies());
+        let left = match self.plies_left() {
+            Some(left) => format!("{} left on the clock", left.max(0)),
+            None => "no move-count rule".to_owned(),
+        };
+        match (self.outcome, self.dtz.0) {
+            (_, 0) => f.write_str("draw"),
+            (Outcome::Win, _) => write!(f, "win: {plies} to a zeroing move or mate, {left}"),
+            (Outcome::Loss, _) => write!(
+                f,
+                "loss: {plies} to the opponent's zeroing move or mate, {left}"
+            ),
+            (_, d) if d > 0 => write!(f, "draw by the clock: the win needs {plies}, {left}"),
+            _ => write!(f, "draw by the clock: the loss takes {plies}, {left}"),
         }
     }
+}
 
-    /// The unknown code for a position whose best zeroing move scores `z`
-    /// (`None`: no zeroing move). Only meaningful for scores that do not
-    /// decide the position at once (see the solver).
-    pub fn unknown_after_zeroing(z: Option<Dtz>) -> Cell {
-        match z.map(|d| d.0) {
-            None => Cell::UNKNOWN,
-            Some(0) => Cell::UNKNOWN_DRAW,
-            Some(-1) => Cell::UNKNOWN_LOSS,
-            Some(d) if d > 0 => Cell::UNKNOWN_CURSED_WIN,
-            Some(_) => Cell::UNKNOWN_BLESSED_LOSS,
-        }
-    }
+/// A number of plies in words: "1 ply", "23 plies".
+struct Plies(u16);
 
-    /// What an `UNKNOWN_*` code says the position's best zeroing move
-    /// scores under `rule` (`None`: it has no zeroing move, or this is not
-    /// an unknown code); the inverse of [`Cell::unknown_after_zeroing`].
-    pub fn zeroing_score(self, rule: Rule) -> Option<Dtz> {
-        let beyond = rule.limit().map_or(1, |l| l + 1);
-        match self {
-            Cell::UNKNOWN_LOSS => Some(Dtz(-1)),
-            Cell::UNKNOWN_BLESSED_LOSS => Some(Dtz(-beyond)),
-            Cell::UNKNOWN_DRAW => Some(Dtz(0)),
-            Cell::UNKNOWN_CURSED_WIN => Some(Dtz(beyond)),
-            _ => None,
-        }
-    }
-
-    /// What a position left unresolved at the end is worth: a draw.
-    pub const fn finalize(self) -> Cell {
-        if self.0 == Cell::MATED.0 {
-            Cell(-1)
-        } else if self.is_unknown() {
-            Cell(0)
-        } else {
-            self
+impl fmt::Display for Plies {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            1 => f.write_str("1 ply"),
+            n => write!(f, "{n} plies"),
         }
     }
 }
@@ -391,22 +446,64 @@ mod tests {
 
     #[test]
     fn move_scores_follow_the_spec_recursion() {
-        let r = Rule::Fifty;
-        assert_eq!(Dtz::of_zeroing_move(Wdl::Loss, r), Dtz(1));
-        assert_eq!(Dtz::of_zeroing_move(Wdl::BlessedLoss, r), Dtz(101));
-        assert_eq!(Dtz::of_zeroing_move(Wdl::CursedWin, r), Dtz(-101));
-        assert_eq!(Dtz::of_zeroing_move(Wdl::Win, r), Dtz(-1));
+        let score = |successor| Dtz::of_move(successor, Rule::Fifty);
+        assert_eq!(score(Successor::Mate), Dtz(1));
+        assert_eq!(score(Successor::Zeroing(Wdl::Loss)), Dtz(1));
+        assert_eq!(score(Successor::Zeroing(Wdl::BlessedLoss)), Dtz(101));
+        assert_eq!(score(Successor::Zeroing(Wdl::Draw)), Dtz(0));
+        assert_eq!(score(Successor::Zeroing(Wdl::CursedWin)), Dtz(-101));
+        assert_eq!(score(Successor::Zeroing(Wdl::Win)), Dtz(-1));
         assert_eq!(
-            Dtz::of_zeroing_move(Wdl::BlessedLoss, Rule::SeventyFive),
+            Dtz::of_move(Successor::Zeroing(Wdl::BlessedLoss), Rule::SeventyFive),
             Dtz(151)
         );
-        assert_eq!(Dtz::of_quiet_move(Dtz(-7)), Dtz(8));
-        assert_eq!(Dtz::of_quiet_move(Dtz(7)), Dtz(-8));
-        assert_eq!(Dtz::of_quiet_move(Dtz(0)), Dtz(0));
+        assert_eq!(
+            Dtz::of_move(Successor::Zeroing(Wdl::BlessedLoss), Rule::None),
+            Dtz(1)
+        );
+        assert_eq!(score(Successor::Quiet(Dtz(-7))), Dtz(8));
+        assert_eq!(score(Successor::Quiet(Dtz(7))), Dtz(-8));
+        assert_eq!(score(Successor::Quiet(Dtz(0))), Dtz(0));
         assert_eq!(Dtz(5).prefer(Dtz(3)), Dtz(3));
         assert_eq!(Dtz(-5).prefer(Dtz(0)), Dtz(0));
         assert_eq!(Dtz(-5).prefer(Dtz(-9)), Dtz(-9));
         assert_eq!(Dtz(101).prefer(Dtz(-1)), Dtz(101));
+    }
+
+    #[test]
+    fn rules_parse_from_their_names() {
+        assert_eq!("75".parse::<Rule>(), Ok(Rule::SeventyFive));
+        assert_eq!("none".parse::<Rule>(), Ok(Rule::None));
+        assert_eq!(
+            "60".parse::<Rule>().unwrap_err().to_string(),
+            "unknown rule '60': expected 50, 75 or none"
+        );
+    }
+
+    #[test]
+    fn verdict_sentences_cover_every_case() {
+        let v = |dtz, halfmove, rule| Verdict::new(Dtz(dtz), rule, halfmove, false).to_string();
+        assert_eq!(v(0, 0, Rule::Fifty), "draw");
+        assert_eq!(
+            v(1, 99, Rule::Fifty),
+            "win: 1 ply to a zeroing move or mate, 1 left on the clock"
+        );
+        assert_eq!(
+            v(-28, 95, Rule::Fifty),
+            "draw by the clock: the loss takes 28 plies, 5 left on the clock"
+        );
+        assert_eq!(
+            v(-28, 50, Rule::Fifty),
+            "loss: 28 plies to the opponent's zeroing move or mate, 50 left on the clock"
+        );
+        assert_eq!(
+            v(130, 120, Rule::Fifty),
+            "draw by the clock: the win needs 130 plies, 0 left on the clock"
+        );
+        assert_eq!(
+            v(130, 500, Rule::None),
+            "win: 130 plies to a zeroing move or mate, no move-count rule"
+        );
     }
 
     #[test]
@@ -428,24 +525,23 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "serde")]
     #[test]
-    fn cells_keep_values_and_codes_apart() {
-        assert!(Cell::UNKNOWN_LOSS.is_unknown());
-        assert!(!Cell(300).is_unknown());
-        assert_eq!(Cell::MATED.value(), Some(Dtz(-1)));
-        assert_eq!(Cell::ILLEGAL.value(), None);
-        assert_eq!(Cell::UNKNOWN_DRAW.finalize(), Cell(0));
-        for z in [
-            None,
-            Some(Dtz(0)),
-            Some(Dtz(-1)),
-            Some(Dtz(101)),
-            Some(Dtz(-101)),
-        ] {
-            assert_eq!(Cell::unknown_after_zeroing(z).zeroing_score(Rule::Fifty), z);
-        }
-        assert_eq!(Cell(5).zeroing_score(Rule::Fifty), None);
-        assert_eq!("75".parse::<Rule>(), Ok(Rule::SeventyFive));
-        assert!("60".parse::<Rule>().is_err());
+    fn json_encoding_is_the_documented_one() {
+        let verdict = Verdict::new(Dtz(23), Rule::Fifty, 70, false);
+        assert_eq!(
+            serde_json::to_string(&verdict).expect("json"),
+            r#"{"wdl":2,"dtz":23,"halfmove":70,"rule":"50","outcome":"win","margin":7}"#
+        );
+        assert_eq!(json(&Wdl::BlessedLoss), "-1");
+        assert_eq!(json(&Rule::SeventyFive), r#""75""#);
+        assert_eq!(json(&Rule::None), r#""none""#);
+        assert_eq!(json(&Outcome::Loss), r#""loss""#);
+        assert_eq!(json(&Dtz(-101)), "-101");
+    }
+
+    #[cfg(feature = "serde")]
+    fn json<T: serde::Serialize>(value: &T) -> String {
+        serde_json::to_string(value).expect("json")
     }
 }

@@ -8,9 +8,9 @@ use dtz50::{
         AdjudicateOptions, Agreement, EventKind, FivefoldRule, GameError, GameReport, GameResult,
         VerdictChange, adjudicate_pgn, render_text, render_verdicts,
     },
+    generate::{SolveOptions, TableSet, solve},
     material::Material,
-    solve::{SolveOptions, solve},
-    table::{StoredValues, TableSet},
+    probe::StoredValues,
     value::{Dtz, Outcome, Wdl},
 };
 use shakmaty::san::SanError;
@@ -437,17 +437,23 @@ fn the_clock_turns_a_table_win_into_a_draw() {
         "2. Ra4?? — the win needed 26 plies but only 25 remain on the clock: now a draw"
     );
 
-    let dtz: Vec<i16> = report.verdicts.iter().map(|v| v.dtz.0).collect();
+    let dtz: Vec<i16> = report.verdicts.iter().map(|v| v.verdict.dtz.0).collect();
     assert_eq!(dtz[..4], [27, -26, 25, -26]);
     assert_eq!(report.verdicts.len(), 7);
     let start = &report.verdicts[0];
     assert_eq!(
-        (start.wdl, start.dtz, start.halfmove),
+        (start.verdict.wdl, start.verdict.dtz, start.verdict.halfmove),
         (Wdl::Win, Dtz(27), 72)
     );
-    assert_eq!((start.outcome, start.margin), (Outcome::Win, Some(1)));
+    assert_eq!(
+        (start.verdict.outcome, start.verdict.margin),
+        (Outcome::Win, Some(1))
+    );
     let after = &report.verdicts[3];
-    assert_eq!((after.wdl, after.plies_left), (Wdl::Loss, Some(25)));
+    assert_eq!(
+        (after.verdict.wdl, after.verdict.plies_left()),
+        (Wdl::Loss, Some(25))
+    );
     assert_eq!(after.result, GameResult::Draw);
     assert!(
         report.verdicts[3..]
@@ -455,11 +461,18 @@ fn the_clock_turns_a_table_win_into_a_draw() {
             .all(|v| v.result == GameResult::Draw)
     );
     assert_eq!(report.agreement, Agreement::Open);
-    assert!(render_verdicts(report).contains("ply   3 after Ra4: Black to move: loss, DTZ -26"));
+    assert!(render_verdicts(report).contains(
+        "ply   3 after Ra4: Black to move, DTZ -26: \
+         draw by the clock: the loss takes 26 plies, 25 left on the clock\n"
+    ));
     let json = serde_json::to_value(report).expect("serializable");
     assert_eq!(json["events"][1]["change"], "win-drawn-by-clock");
-    assert_eq!(json["verdicts"][0]["wdl"], "win");
+    assert_eq!(json["verdicts"][0]["wdl"], 2);
     assert_eq!(json["verdicts"][0]["dtz"], 27);
+    assert_eq!(json["verdicts"][0]["outcome"], "win");
+    assert_eq!(json["verdicts"][0]["margin"], 1);
+    assert_eq!(json["verdicts"][0]["rule"], "50");
+    assert_eq!(json["verdicts"][3]["wdl"], -2);
     assert_eq!(json["table_rule"], "50");
 }
 
@@ -575,7 +588,7 @@ fn bad_variants_fens_and_syntax_are_reported_per_game() {
         &results[1],
         Err(GameError::BadFen { game, .. }) if game.number == 2
     ));
-    assert_eq!(results[2].as_ref().map(|r| r.plies), Ok(2));
+    assert_eq!(results[2].as_ref().expect("third game").plies, 2);
     match &results[3] {
         Err(GameError::Pgn { game, plies, .. }) => {
             assert_eq!(game.number, 4);

@@ -9,11 +9,9 @@ use std::{
 };
 
 use dtz50::{
-    generate::{GenerateOptions, generate},
+    generate::{GenerateOptions, SolveOptions, TableSet, generate, solve},
     material::Material,
     probe::Tablebase,
-    solve::{SolveOptions, solve},
-    table::TableSet,
     value::Rule,
 };
 use shakmaty::{CastlingMode, Chess};

@@ -21,10 +21,13 @@ use shakmaty::ByColor;
 use thiserror::Error;
 
 use crate::{
-    format::write_table,
+    format::{SideStats, write_table},
+    generate::{
+        solve::{Progress, SolveError, SolveOptions, solve},
+        stats::stats,
+    },
     material::Material,
-    probe::{Tablebase, open_file},
-    solve::{Progress, SideStats, SolveError, SolveOptions, solve, stats},
+    probe::{ProbeError, Tablebase, open_file},
     value::Rule,
 };
 
@@ -65,7 +68,7 @@ pub enum Event<'a> {
     Skipped(Material, &'a Path),
     /// A file was found but cannot be used (truncated, corrupt); it is
     /// rebuilt.
-    Rebuilding(Material, &'a Path, String),
+    Rebuilding(Material, &'a Path, &'a ProbeError),
     /// A table is being solved.
     Solving(Material, Progress),
     /// A table is being compressed and written.
@@ -78,7 +81,7 @@ pub enum Event<'a> {
 #[derive(Debug, Error)]
 pub enum GenerateError {
     /// The output directory cannot be created or written.
-    #[error("cannot write to {}: {source}", path.display())]
+    #[error("cannot write to {}", path.display())]
     Io {
         /// The path.
         path: PathBuf,
@@ -100,7 +103,7 @@ pub enum GenerateError {
     Solve(#[from] SolveError),
     /// The output directory is not usable as a tablebase.
     #[error(transparent)]
-    Probe(#[from] crate::probe::ProbeError),
+    Probe(#[from] ProbeError),
 }
 
 /// Build `targets` and their missing sub-tables into `options.out`.
@@ -137,7 +140,7 @@ pub fn generate(
                 on_event(Event::Skipped(material, &path));
                 continue;
             }
-            Err(e) if path.exists() => on_event(Event::Rebuilding(material, &path, e.to_string())),
+            Err(e) if path.exists() => on_event(Event::Rebuilding(material, &path, &e)),
             Err(_) => {}
         }
         let started = Instant::now();

@@ -117,6 +117,8 @@ fn probe_answers_in_words_and_in_json() {
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("json");
     assert_eq!(v["wdl"], 2);
+    assert_eq!(v["rule"], "50");
+    assert_eq!(v["material"], "KQvK");
     assert_eq!(v["dtz"], 11);
     assert_eq!(v["halfmove"], 89);
     assert_eq!(v["outcome"], "win");

@@ -1,7 +1,7 @@
-//! Memory-mapped work arrays: the one home of `unsafe` in dtz50.
+//! Memory maps: the one home of `unsafe` in dtz50.
 //!
-//! The solver keeps one byte per position and side to move (see
-//! [`crate::cells`]). The bytes live in a [`WorkArray`]: an anonymous
+//! The solver keeps one byte per position and side to move (see the
+//! generator's `cells` module). The bytes live in a [`WorkArray`]: an anonymous
 //! memory map by default, or a map of a temporary file (unlinked at once, so
 //! nothing is left behind) when the index space should be paged to disk
 //! rather than held in RAM. Either way the array is seen as `[AtomicU8]`,
@@ -22,7 +22,7 @@ use memmap2::{Mmap, MmapMut, MmapOptions};
 
 /// A zero-initialised array of `AtomicU8` in a memory map.
 #[derive(Debug)]
-pub struct WorkArray {
+pub(crate) struct WorkArray {
     map: MmapMut,
     len: usize,
 }
@@ -72,11 +72,6 @@ impl WorkArray {
     pub fn len(&self) -> usize {
         self.len
     }
-
-    /// Whether the array is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 /// Maps cannot be empty.
@@ -88,7 +83,7 @@ fn byte_len(len: usize) -> usize {
 ///
 /// # Errors
 /// If the file cannot be opened or mapped.
-pub fn map_file(path: &Path) -> io::Result<Mmap> {
+pub(crate) fn map_file(path: &Path) -> io::Result<Mmap> {
     let file = File::open(path)?;
     // Safety: table files are written once, atomically (write, fsync,
     // rename), and never modified in place by dtz50. Another process

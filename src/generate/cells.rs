@@ -24,7 +24,7 @@
 //! is still a decisive value of the right sign.
 //!
 //! A [`TableCells`] holds a whole table, one pawn level at a time (see
-//! [`crate::solve`]): the level being solved is an open [`CellArray`] per
+//! the `solve` module): the level being solved is an open [`CellArray`] per
 //! side; finished levels of large pawn tables are packed (zstd, fast
 //! level, in chunks of [`PACK_CHUNK`] positions) so that memory holds one
 //! open level plus compressed bytes. Reading a packed cell unpacks its chunk
@@ -46,7 +46,7 @@ use std::{
 use rayon::prelude::*;
 use shakmaty::{ByColor, Color};
 
-use crate::{index::Layout, storage::WorkArray, value::Cell};
+use crate::{generate::cell::Cell, index::Layout, mmap::WorkArray};
 
 /// Longest win or loss, in plies, stored in the byte itself.
 pub const EXACT: i16 = 123;
@@ -197,16 +197,6 @@ impl CellArray {
                 .expect("overflow map lock")
                 .extend(pending);
         }
-    }
-
-    /// Number of cells.
-    pub fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    /// Whether there are no cells.
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
     }
 
     /// How many values live in the overflow map.

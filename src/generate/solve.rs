@@ -1,7 +1,7 @@
 //! The retrograde solver: exact DTZ for every position of one table.
 //!
 //! Every position gets one [`Cell`] per side to move, one byte each in
-//! memory-mapped arrays (values longer than [`crate::cells::EXACT`] plies
+//! memory-mapped arrays (values longer than [`crate::generate::cells::EXACT`] plies
 //! in a side map), held by [`TableCells`]. Pawn tables are solved one pawn
 //! *level* at a time, most advanced first (see [`crate::index`]): pawn
 //! moves always raise the level, so when a level is solved every pawn move
@@ -17,7 +17,7 @@
 //!    stalemate. Every zeroing move (capture, pawn move, promotion) is
 //!    scored from the value of the position it reaches (sub-tables, or a
 //!    higher level of this table, read by index; en passant as in
-//!    [`crate::table`]). A position decided by its zeroing moves alone (win
+//!    [`crate::probe::resolve_dtz`]). A position decided by its zeroing moves alone (win
 //!    in 1, or no quiet move) gets its final DTZ; the others are
 //!    `UNKNOWN_*`, remembering what their zeroing moves guarantee.
 //! 2. **Plies** `k = 1, 2, ...`, each a set of parallel passes that start
@@ -70,13 +70,17 @@ use shakmaty::{Board, ByColor, Color, Position};
 use thiserror::Error;
 
 use crate::{
-    cells::{CellArray, CellTest, PACK_THRESHOLD, TableCells},
+    generate::{
+        cell::Cell,
+        cells::{CellArray, CellTest, PACK_THRESHOLD, TableCells},
+        seed::Seeder,
+        table::Table,
+    },
     index::{Layout, Placement, TableIndex},
     material::Material,
-    seed::Seeder,
-    storage::WorkArray,
-    table::{IndexedValues, LookupError, StoredValues, Table, zeroing_score},
-    value::{Cell, Dtz, Rule, Wdl},
+    mmap::WorkArray,
+    probe::{IndexedValues, ProbeError, StoredValues, score_move},
+    value::{Dtz, Rule, Wdl},
 };
 
 /// How to solve.
@@ -156,15 +160,15 @@ const LOSS_PUSH_WEIGHT: u64 = 16;
 #[derive(Debug, Error)]
 pub enum SolveError {
     /// A zeroing move reached a table that is not available.
-    #[error("solving {material}: {source}")]
+    #[error("solving {material}")]
     Lookup {
         /// The table being solved.
         material: Material,
         /// What the lookup said.
-        source: LookupError,
+        source: ProbeError,
     },
     /// The work arrays could not be allocated.
-    #[error("solving {material}: work arrays: {source}")]
+    #[error("solving {material}: work arrays")]
     Io {
         /// The table being solved.
         material: Material,
@@ -448,11 +452,7 @@ impl PlyResult {
 impl Solver<'_> {
     /// Seed and solve `level`; `progress` hears `None` for the seed, then
     /// each ply.
-    fn solve_level(
-        &self,
-        level: &Level,
-        progress: &dyn Fn(Option<i16>),
-    ) -> Result<(), LookupError> {
+    fn solve_level(&self, level: &Level, progress: &dyn Fn(Option<i16>)) -> Result<(), ProbeError> {
         let special = self.rule.limit().map(|l| l + 1);
         progress(None);
         self.seed(level)?;
@@ -629,7 +629,7 @@ impl Solver<'_> {
         self.cells.publish();
     }
 
-    fn seed(&self, level: &Level) -> Result<(), LookupError> {
+    fn seed(&self, level: &Level) -> Result<(), ProbeError> {
         let seeder = Seeder::new(self.layout, self.rule, self)?;
         let seeded = level.chunks.par_iter().try_for_each(|range| {
             self.layout
@@ -650,8 +650,8 @@ impl Solver<'_> {
     }
 
     /// The initial cell through shakmaty's move generation and
-    /// [`zeroing_score`] (positions whose value involves en passant).
-    fn general_cell(&self, placement: &Placement, turn: Color) -> Result<Cell, LookupError> {
+    /// [`score_move`] (positions whose value involves en passant).
+    fn general_cell(&self, placement: &Placement, turn: Color) -> Result<Cell, ProbeError> {
         let Some(pos) = self.layout.position(placement, turn) else {
             return Ok(Cell::ILLEGAL);
         };
@@ -663,9 +663,7 @@ impl Solver<'_> {
         let mut quiet = false;
         for m in &moves {
             if m.is_zeroing() {
-                let mut after = pos.clone();
-                after.play_unchecked(*m);
-                let score = zeroing_score(self, &after)?;
+                let score = score_move(self, &pos, m)?;
                 zeroing = Some(zeroing.map_or(score, |z| z.prefer(score)));
             } else {
                 quiet = true;
@@ -981,8 +979,8 @@ impl IndexedValues for Solver<'_> {
         self.layout
     }
 
-    fn wdl_at(&self, turn: Color, TableIndex(index): TableIndex) -> Result<Wdl, LookupError> {
-        let dtz = self.load(turn, index).value().ok_or(LookupError::NoValue {
+    fn wdl_at(&self, turn: Color, TableIndex(index): TableIndex) -> Result<Wdl, ProbeError> {
+        let dtz = self.load(turn, index).value().ok_or(ProbeError::NoValue {
             material: self.layout.material(),
         })?;
         Ok(Wdl::from_dtz(dtz, self.rule))
@@ -994,7 +992,7 @@ impl StoredValues for Solver<'_> {
         self.rule
     }
 
-    fn indexed(&self, material: &Material) -> Result<&dyn IndexedValues, LookupError> {
+    fn indexed(&self, material: &Material) -> Result<&dyn IndexedValues, ProbeError> {
         if *material == self.layout.material() {
             Ok(self)
         } else {
@@ -1002,7 +1000,7 @@ impl StoredValues for Solver<'_> {
         }
     }
 
-    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, LookupError> {
+    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
         let material = self.layout.material();
         if Material::from_board(board).normalized() != material {
             return self.subtables.stored_dtz(board, turn);
@@ -1010,102 +1008,17 @@ impl StoredValues for Solver<'_> {
         let (turn, TableIndex(index)) = self
             .layout
             .locate(board, turn)
-            .ok_or(LookupError::NoValue { material })?;
+            .ok_or(ProbeError::NoValue { material })?;
         self.load(turn, index)
             .value()
-            .ok_or(LookupError::NoValue { material })
+            .ok_or(ProbeError::NoValue { material })
     }
-}
-
-/// Per side to move: how many positions of each WDL, and the longest DTZ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SideStats {
-    /// Legal positions by WDL, loss first (index `wdl + 2`).
-    pub counts: [u64; 5],
-    /// Longest DTZ of a win (not cursed), in plies.
-    pub longest_win: u16,
-    /// Longest DTZ of a cursed win.
-    pub longest_cursed_win: u16,
-    /// Longest DTZ of a loss (not blessed), in plies.
-    pub longest_loss: u16,
-    /// Longest DTZ of a blessed loss.
-    pub longest_blessed_loss: u16,
-    /// An index reaching the longest decisive DTZ (win or loss, cursed
-    /// included), if any.
-    pub longest_at: Option<TableIndex>,
-}
-
-impl SideStats {
-    fn add(&mut self, dtz: Dtz, index: u64, rule: Rule) {
-        let wdl = Wdl::from_dtz(dtz, rule);
-        self.counts[(wdl.to_i8() + 2) as usize] += 1;
-        let plies = dtz.plies();
-        let before = self.longest();
-        let slot = match wdl {
-            Wdl::Win => &mut self.longest_win,
-            Wdl::CursedWin => &mut self.longest_cursed_win,
-            Wdl::Loss => &mut self.longest_loss,
-            Wdl::BlessedLoss => &mut self.longest_blessed_loss,
-            Wdl::Draw => return,
-        };
-        *slot = (*slot).max(plies);
-        if plies > before || self.longest_at.is_none() {
-            self.longest_at = Some(TableIndex(index));
-        }
-    }
-
-    /// The longest decisive DTZ in plies.
-    pub fn longest(&self) -> u16 {
-        self.longest_win
-            .max(self.longest_cursed_win)
-            .max(self.longest_loss)
-            .max(self.longest_blessed_loss)
-    }
-
-    fn merge(mut self, other: SideStats) -> SideStats {
-        for (a, b) in self.counts.iter_mut().zip(other.counts) {
-            *a += b;
-        }
-        let longest_at = match (self.longest_at, other.longest_at) {
-            (Some(a), Some(b)) => Some(if other.longest() > self.longest() {
-                b
-            } else {
-                a
-            }),
-            (a, b) => a.or(b),
-        };
-        self.longest_win = self.longest_win.max(other.longest_win);
-        self.longest_cursed_win = self.longest_cursed_win.max(other.longest_cursed_win);
-        self.longest_loss = self.longest_loss.max(other.longest_loss);
-        self.longest_blessed_loss = self.longest_blessed_loss.max(other.longest_blessed_loss);
-        self.longest_at = longest_at;
-        self
-    }
-}
-
-/// Statistics of a solved table, both sides to move.
-pub fn stats(table: &Table) -> ByColor<SideStats> {
-    let size = table.layout().size();
-    ByColor::new_with(|turn| {
-        (0..size.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|chunk| {
-                let mut s = SideStats::default();
-                for index in chunk * CHUNK..((chunk + 1) * CHUNK).min(size) {
-                    if let Some(dtz) = table.cell(turn, TableIndex(index)).value() {
-                        s.add(dtz, index, table.rule());
-                    }
-                }
-                s
-            })
-            .reduce(SideStats::default, SideStats::merge)
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::TableSet;
+    use crate::generate::table::TableSet;
 
     /// Pushing, pulling and the automatic choice between them give the
     /// same cells: on a pawnless table that the stronger side wins almost

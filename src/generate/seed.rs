@@ -13,7 +13,7 @@
 //!
 //! One case is left to the general, slower path: a double pawn push next to
 //! an enemy pawn, whose value depends on the en-passant rules of
-//! [`crate::table`]. [`Seeder::cell`] returns `None` for such positions.
+//! [`crate::probe::resolve_dtz`]. [`Seeder::cell`] returns `None` for such positions.
 
 use shakmaty::{Bitboard, ByColor, Color, Piece, Rank, Role, Square, attacks};
 
@@ -21,10 +21,11 @@ use std::sync::OnceLock;
 
 use crate::{
     format::nibble_wdl,
+    generate::cell::Cell,
     index::{Layout, Placement, TableIndex},
     material::{MAX_PIECES, Material},
-    table::{IndexedValues, LookupError, StoredValues, WdlBlocks},
-    value::{Cell, Dtz, Rule, Wdl},
+    probe::{IndexedValues, ProbeError, StoredValues, WdlBlocks},
+    value::{Dtz, Rule, Successor, Wdl},
 };
 
 /// A table that zeroing moves lead to.
@@ -52,7 +53,7 @@ struct KeptBlocks<'a> {
 }
 
 impl KeptBlocks<'_> {
-    fn wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, LookupError> {
+    fn wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, ProbeError> {
         let (block, offset) = self.source.block_of(turn, index);
         let pairs = match self.blocks[block].get() {
             Some(pairs) => pairs,
@@ -102,7 +103,7 @@ impl<'a> Seeder<'a> {
         layout: &'a Layout,
         rule: Rule,
         store: &'a dyn StoredValues,
-    ) -> Result<Seeder<'a>, LookupError> {
+    ) -> Result<Seeder<'a>, ProbeError> {
         let moves = zeroing_moves(layout);
         let mut materials: Vec<Material> = moves
             .iter()
@@ -130,7 +131,7 @@ impl<'a> Seeder<'a> {
                     kept,
                 })
             })
-            .collect::<Result<Vec<_>, LookupError>>()?;
+            .collect::<Result<Vec<_>, ProbeError>>()?;
         let routes = routes(&moves, &targets);
         Ok(Seeder {
             layout,
@@ -148,7 +149,7 @@ impl<'a> Seeder<'a> {
     pub(crate) fn cells(
         &self,
         squares: &[u8; MAX_PIECES],
-    ) -> Result<ByColor<Option<Cell>>, LookupError> {
+    ) -> Result<ByColor<Option<Cell>>, ProbeError> {
         let pieces = self.layout.pieces();
         let mut occupied = Bitboard::EMPTY;
         let mut by_color = ByColor::<Bitboard>::default();
@@ -188,11 +189,11 @@ impl<'a> Seeder<'a> {
         to: u8,
         victim: Option<usize>,
         promoted: Option<Role>,
-    ) -> Result<Dtz, LookupError> {
+    ) -> Result<Dtz, ProbeError> {
         let key = route_key(slot, victim, promoted);
         let route = self.routes[key].expect("every zeroing move has a route");
         let Some(target) = route.target.map(|t| &self.targets[t]) else {
-            return Ok(Dtz::of_zeroing_move(Wdl::Draw, self.rule));
+            return Ok(Dtz::of_move(Successor::Zeroing(Wdl::Draw), self.rule));
         };
         let layout = target.values.layout();
         let flip = if target.flip { 56 } else { 0 };
@@ -208,14 +209,14 @@ impl<'a> Seeder<'a> {
         }
         let mover = self.layout.pieces()[slot].color;
         let turn = if target.flip { mover } else { mover.other() };
-        let index = layout.encode(&placement).ok_or(LookupError::NoValue {
+        let index = layout.encode(&placement).ok_or(ProbeError::NoValue {
             material: layout.material(),
         })?;
         let wdl = match &target.kept {
             Some(kept) => kept.wdl(turn, index)?,
             None => target.values.wdl_at(turn, index)?,
         };
-        Ok(Dtz::of_zeroing_move(wdl, self.rule))
+        Ok(Dtz::of_move(Successor::Zeroing(wdl), self.rule))
     }
 }
 
@@ -331,7 +332,7 @@ struct Position<'s, 'a> {
 impl Position<'_, '_> {
     /// The initial cell with `turn` to move (`None`: en passant, see
     /// [`Seeder::cells`]).
-    fn cell(&self, turn: Color) -> Result<Option<Cell>, LookupError> {
+    fn cell(&self, turn: Color) -> Result<Option<Cell>, ProbeError> {
         let their_king = king_square(self.squares, turn.other());
         if self.attacked_by.get(turn).contains(their_king) {
             return Ok(Some(Cell::ILLEGAL));
@@ -456,7 +457,7 @@ struct Moves<'p, 's, 'a> {
 
 impl Moves<'_, '_, '_> {
     /// Moves of the (non-pawn) piece in `slot`.
-    fn piece(&mut self, slot: usize) -> Result<Decided, LookupError> {
+    fn piece(&mut self, slot: usize) -> Result<Decided, ProbeError> {
         let p = self.position;
         let targets = p.attacks_of[slot] & !*p.by_color.get(self.turn);
         for to in targets & *p.by_color.get(self.turn.other()) {
@@ -473,7 +474,7 @@ impl Moves<'_, '_, '_> {
     }
 
     /// Moves of the pawn in `slot`: pushes, captures, promotions.
-    fn pawn(&mut self, slot: usize) -> Result<Decided, LookupError> {
+    fn pawn(&mut self, slot: usize) -> Result<Decided, ProbeError> {
         let p = self.position;
         let from = Square::new(u32::from(p.squares[slot]));
         let step = |sq: Square| sq.offset(self.turn.fold_wb(8, -8));
@@ -550,7 +551,7 @@ impl Moves<'_, '_, '_> {
         slot: usize,
         to: Square,
         role: Option<Role>,
-    ) -> Result<Option<Decided>, LookupError> {
+    ) -> Result<Option<Decided>, ProbeError> {
         let p = self.position;
         let victim =
             (0..p.seeder.layout.piece_count()).find(|&j| j != slot && p.squares[j] == to as u8);

@@ -9,7 +9,9 @@
 //! this file's WDL section (the seed pass of the solver, run here against
 //! the files). A second pass scores each quiet move from the stored value
 //! of the position it reaches (`-d ± 1`, mate 1), takes the best with the
-//! zeroing score as SPEC §2 defines, and compares the result with the
+//! zeroing score by the one move-score rule ([`Dtz::of_move`]: the
+//! smallest positive score, else zero, else the most negative, is the
+//! position's DTZ), and compares the result with the
 //! stored DTZ. A table that passes is a fixed point of the DTZ recursion
 //! given its sub-tables, which is what the retrograde solver must produce;
 //! the ply order, the loss candidates and the cursed plies of the solver
@@ -27,16 +29,13 @@ use rayon::prelude::*;
 use shakmaty::{ByColor, Chess, Color, Position};
 
 use crate::{
-    cells::CellArray,
     format::{BLOCK_POSITIONS, TableFile},
+    generate::{cell::Cell, cells::CellArray, seed::Seeder, solve::CHUNK},
     index::{Layout, Placement, TableIndex},
     material::Material,
-    probe::{ProbeError, Tablebase},
-    seed::Seeder,
-    solve::CHUNK,
-    storage::WorkArray,
-    table::{LookupError, zeroing_score},
-    value::{Cell, Dtz, Rule, Wdl},
+    mmap::WorkArray,
+    probe::{ProbeError, Tablebase, score_move},
+    value::{Dtz, Rule, Successor, Wdl},
 };
 
 /// At most this many inconsistencies are kept for the report.
@@ -77,7 +76,7 @@ pub fn deep_check(tables: &Tablebase, material: &Material) -> Result<DeepReport,
     let path = tables.path_of(material);
     let io_error = |e: std::io::Error| ProbeError::Io {
         path: path.clone(),
-        message: e.to_string(),
+        source: e,
     };
     let array = || -> Result<CellArray, ProbeError> {
         let size = usize::try_from(layout.size()).expect("index space fits in memory");
@@ -187,10 +186,10 @@ fn seed(
     layout: &Layout,
     seeds: &ByColor<CellArray>,
 ) -> Result<ByColor<Vec<u64>>, ProbeError> {
-    let seeder = Seeder::new(layout, tables.rule(), tables).map_err(|e| tables.lookup_error(e))?;
+    let seeder = Seeder::new(layout, tables.rule(), tables)?;
     let parts = chunks(layout)
         .into_par_iter()
-        .map(|range| -> Result<ByColor<Vec<u64>>, LookupError> {
+        .map(|range| -> Result<ByColor<Vec<u64>>, ProbeError> {
             let mut general = ByColor::<Vec<u64>>::default();
             layout.try_for_each_placement(range, |index, placement| {
                 let cells = seeder.cells(&placement.squares)?;
@@ -209,8 +208,7 @@ fn seed(
             })?;
             Ok(general)
         })
-        .collect::<Result<Vec<_>, LookupError>>()
-        .map_err(|e| tables.lookup_error(e))?;
+        .collect::<Result<Vec<_>, ProbeError>>()?;
     for cells in seeds.iter() {
         cells.publish();
     }
@@ -279,13 +277,14 @@ impl Check<'_> {
         let stored = self.stored.get(turn.other());
         self.layout
             .quiet_moves(placement, TableIndex(index), turn, |next| {
-                let score = match stored.load(next) {
+                let successor = match stored.load(next) {
                     Cell::ILLEGAL => return true,
-                    Cell::MATED => Dtz(1),
+                    Cell::MATED => Successor::Mate,
                     // A successor the file disagrees about is reported
                     // itself.
-                    cell => Dtz::of_quiet_move(cell.value().unwrap_or(Dtz(0))),
+                    cell => Successor::Quiet(cell.value().unwrap_or(Dtz(0))),
                 };
+                let score = Dtz::of_move(successor, self.rule);
                 best = Some(best.map_or(score, |b| b.prefer(score)));
                 true
             });
@@ -347,15 +346,7 @@ fn recompute(tables: &Tablebase, pos: &Chess) -> Result<Dtz, ProbeError> {
     }
     let mut best: Option<Dtz> = None;
     for m in &moves {
-        let mut after = pos.clone();
-        after.play_unchecked(*m);
-        let score = if after.is_checkmate() {
-            Dtz(1)
-        } else if m.is_zeroing() {
-            zeroing_score(tables, &after).map_err(|e| tables.lookup_error(e))?
-        } else {
-            Dtz::of_quiet_move(tables.probe_dtz(&after)?)
-        };
+        let score = score_move(tables, pos, m)?;
         best = Some(best.map_or(score, |b| b.prefer(score)));
     }
     Ok(best.expect("at least one move"))
@@ -370,9 +361,12 @@ mod tests {
     use super::*;
     use crate::{
         format::write_table,
-        solve::{SolveOptions, solve, stats},
-        table::TableSet,
-        value::{Cell, Rule},
+        generate::{
+            solve::{SolveOptions, solve},
+            stats::stats,
+            table::TableSet,
+        },
+        value::Rule,
     };
 
     /// Write KQvK into a temporary directory, optionally with one value

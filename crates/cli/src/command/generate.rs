@@ -1,0 +1,214 @@
+//! `dtz50 generate`: build tables into a directory, with a progress bar on
+//! a terminal and one summary line per table otherwise.
+
+use std::{
+    io::{self, IsTerminal, Write},
+    path::PathBuf,
+    process::ExitCode,
+    sync::Mutex,
+};
+
+use anyhow::{Result, bail};
+use clap::Args;
+use dtz50::{
+    Material, Rule,
+    format::SideStats,
+    generate::{Event, GenerateOptions, Progress, Summary, generate},
+    material::MAX_PIECES,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::options::{ThreadOptions, error_chain};
+
+/// Arguments of `dtz50 generate`.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Tables to build, like KRPvKR (any side order, any case).
+    materials: Vec<String>,
+    /// Build every table of up to N pieces (3-5).
+    #[arg(long, value_name = "N")]
+    pieces: Option<usize>,
+    /// Output directory.
+    #[arg(long, default_value = "tables")]
+    out: PathBuf,
+    /// Draw rule: 50, 75 or none.
+    #[arg(long, default_value = "50")]
+    rule: Rule,
+    /// Keep the solver's work arrays in a temporary file in this
+    /// directory instead of RAM (for machines with little memory).
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<PathBuf>,
+    #[command(flatten)]
+    threads: ThreadOptions,
+}
+
+/// Run `dtz50 generate`.
+pub fn run(args: GenerateArgs) -> Result<ExitCode> {
+    args.threads.apply()?;
+    let mut targets = Vec::new();
+    for name in &args.materials {
+        targets.push(name.parse::<Material>()?);
+    }
+    if let Some(n) = args.pieces {
+        if !(3..=MAX_PIECES).contains(&n) {
+            bail!("--pieces {n}: tables have 3 to {MAX_PIECES} pieces");
+        }
+        targets.extend(Material::all_up_to(n));
+    }
+    if targets.is_empty() {
+        bail!("nothing to generate: name tables (like KRvK) or give --pieces N");
+    }
+    let options = GenerateOptions {
+        rule: args.rule,
+        out: args.out,
+        work_dir: args.work_dir,
+    };
+    let reporter = Reporter::new();
+    generate(&targets, &options, &|event| reporter.event(event))?;
+    reporter.finish();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Progress for `generate`: a bar on a terminal, plain lines otherwise.
+struct Reporter {
+    bar: Option<ProgressBar>,
+    last_line: Mutex<Option<(Material, usize)>>,
+}
+
+impl Reporter {
+    fn new() -> Reporter {
+        let bar = io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new(0);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:30} {pos}/{len} tables {msg}")
+                    .expect("valid template"),
+            );
+            bar
+        });
+        Reporter {
+            bar,
+            last_line: Mutex::new(None),
+        }
+    }
+
+    fn event(&self, event: Event<'_>) {
+        match event {
+            Event::Plan(plan) => {
+                if let Some(bar) = &self.bar {
+                    bar.set_length(plan.len() as u64);
+                }
+            }
+            Event::Skipped(material, path) => {
+                self.println(&format!(
+                    "{material}: already built ({}), skipped",
+                    path.display()
+                ));
+                self.advance();
+            }
+            Event::Rebuilding(material, path, reason) => {
+                self.println(&format!(
+                    "{material}: {} is unusable ({}), rebuilding",
+                    path.display(),
+                    error_chain(reason)
+                ));
+            }
+            Event::Solving(material, progress) => {
+                if let Some(bar) = &self.bar {
+                    bar.set_message(progress_text(material, progress));
+                } else if let Progress::Seed { level, levels } = progress {
+                    let mut last = self.last_line.lock().expect("lock");
+                    if *last != Some((material, level)) && (level == 0 || level + 1 == levels) {
+                        eprintln!("{}", progress_text(material, progress));
+                        *last = Some((material, level));
+                    }
+                }
+            }
+            Event::Writing(material) => {
+                if let Some(bar) = &self.bar {
+                    bar.set_message(format!("{material}: compressing"));
+                }
+            }
+            Event::Finished(summary) => {
+                self.println(&summary_line(summary));
+                self.advance();
+            }
+        }
+    }
+
+    fn println(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => {
+                let _ = writeln!(io::stdout().lock(), "{line}");
+            }
+        }
+    }
+
+    fn advance(&self) {
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// What the solver is doing, in words. Tables without pawns are solved in
+/// one piece, so they have no pawn levels to count.
+fn progress_text(material: Material, progress: Progress) -> String {
+    match progress {
+        Progress::Seed { levels: 1, .. } => format!("{material}: seeding"),
+        Progress::Seed { level, levels } => {
+            format!("{material}: seeding pawn level {}/{levels}", level + 1)
+        }
+        Progress::Ply { levels: 1, ply, .. } => format!("{material}: ply {ply}"),
+        Progress::Ply { level, levels, ply } => {
+            format!("{material}: pawn level {}/{levels}, ply {ply}", level + 1)
+        }
+    }
+}
+
+fn side_text(s: &SideStats) -> String {
+    let [l, bl, d, cw, w] = s.counts;
+    format!("W {w} CW {cw} D {d} BL {bl} L {l}")
+}
+
+fn summary_line(s: &Summary) -> String {
+    format!(
+        "{}: {} positions/side; wtm {}; btm {}; longest DTZ {} plies; {:.2} s; {} bytes",
+        s.material,
+        s.positions,
+        side_text(&s.stats.white),
+        side_text(&s.stats.black),
+        s.stats.white.longest().max(s.stats.black.longest()),
+        s.seconds,
+        s.bytes
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_names_pawn_levels_only_where_there_are_some() {
+        let kqvk: Material = "KQvK".parse().expect("material");
+        let kpvk: Material = "KPvK".parse().expect("material");
+        let seed = |level, levels| Progress::Seed { level, levels };
+        assert_eq!(progress_text(kqvk, seed(0, 1)), "KQvK: seeding");
+        assert_eq!(
+            progress_text(kpvk, seed(2, 6)),
+            "KPvK: seeding pawn level 3/6"
+        );
+        let ply = |level, levels, ply| Progress::Ply { level, levels, ply };
+        assert_eq!(progress_text(kqvk, ply(0, 1, 7)), "KQvK: ply 7");
+        assert_eq!(
+            progress_text(kpvk, ply(1, 6, 7)),
+            "KPvK: pawn level 2/6, ply 7"
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! `dtz50 info`: the header facts of table files, one tab-separated line
+//! each.
+
+use std::{path::PathBuf, process::ExitCode};
+
+use anyhow::Result;
+use clap::Args;
+use dtz50::{
+    format::{SideStats, TableFile},
+    probe::open_file,
+};
+use shakmaty::{Color, Setup, fen::Fen};
+
+use crate::options::{say, table_files};
+
+/// Arguments of `dtz50 info`.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// A table file or a directory of them.
+    path: PathBuf,
+}
+
+/// Run `dtz50 info`.
+pub fn run(args: InfoArgs) -> Result<ExitCode> {
+    say(
+        "table\trule\tpositions/side\tbytes\twtm W/CW/D/BL/L\tbtm W/CW/D/BL/L\tlongest\tlongest at",
+    )?;
+    for file in table_files(&args.path)? {
+        let table = open_file(&file)?;
+        say(info_line(&table))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn info_line<D: AsRef<[u8]>>(table: &TableFile<D>) -> String {
+    let h = table.header();
+    let (turn, stats) = if h.stats.black.longest() > h.stats.white.longest() {
+        (Color::Black, &h.stats.black)
+    } else {
+        (Color::White, &h.stats.white)
+    };
+    let fen = stats.longest_at.map_or("-".to_owned(), |index| {
+        let layout = table.layout();
+        let setup = Setup {
+            board: layout.board(&layout.decode(index)),
+            turn,
+            ..Setup::empty()
+        };
+        Fen::try_from_setup(setup).map_or("-".to_owned(), |f| f.to_string())
+    });
+    let counts = |s: &SideStats| {
+        let [l, bl, d, cw, w] = s.counts;
+        format!("{w}/{cw}/{d}/{bl}/{l}")
+    };
+    format!(
+        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+        h.material,
+        h.rule,
+        h.positions,
+        table.len(),
+        counts(&h.stats.white),
+        counts(&h.stats.black),
+        stats.longest(),
+        fen
+    )
+}

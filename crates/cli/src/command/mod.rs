@@ -1,0 +1,8 @@
+//! One module per subcommand: its arguments and its `run`.
+
+pub mod adjudicate;
+pub mod generate;
+pub mod info;
+pub mod line;
+pub mod probe;
+pub mod verify;

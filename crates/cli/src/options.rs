@@ -1,0 +1,114 @@
+//! What several subcommands share: the options for tables, rule and
+//! threads, reading positions and table files, and printing.
+
+use std::{
+    io::{self, Write},
+    path::{Path, PathBuf},
+};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use dtz50::{Rule, Tablebase, format::EXTENSION};
+use shakmaty::{CastlingMode, Chess, fen::Fen};
+
+/// `--tables DIR --rule R`: which tables to read.
+#[derive(Debug, Args)]
+pub struct TableOptions {
+    /// Table directory.
+    #[arg(long, default_value = "tables")]
+    pub tables: PathBuf,
+    /// Draw rule the tables were built for: 50, 75 or none.
+    #[arg(long, default_value = "50")]
+    pub rule: Rule,
+}
+
+impl TableOptions {
+    /// The tablebase, or a one-line error if the directory is missing.
+    pub fn open(&self) -> Result<Tablebase> {
+        if !self.tables.is_dir() {
+            bail!(
+                "table directory {} does not exist (run dtz50 generate first)",
+                self.tables.display()
+            );
+        }
+        Ok(Tablebase::open(&self.tables, self.rule)?)
+    }
+}
+
+/// `--threads N`: the size of the worker pool.
+#[derive(Debug, Args)]
+pub struct ThreadOptions {
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+impl ThreadOptions {
+    /// Size the global worker pool, if asked to.
+    pub fn apply(&self) -> Result<()> {
+        if let Some(n) = self.threads {
+            if n == 0 {
+                bail!("--threads must be at least 1");
+            }
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build_global()
+                .context("cannot start worker threads")?;
+        }
+        Ok(())
+    }
+}
+
+/// A position from FEN text, with a one-line error.
+pub fn parse_fen(text: &str) -> Result<Chess> {
+    let fen: Fen = text
+        .trim()
+        .parse()
+        .map_err(|e| anyhow!("bad FEN '{}': {e}", text.trim()))?;
+    fen.into_position(CastlingMode::Standard)
+        .map_err(|e| anyhow!("illegal position '{}': {e}", text.trim()))
+}
+
+/// Table files under `path` (itself if it is a file), sorted.
+pub fn table_files(path: &Path) -> Result<Vec<PathBuf>> {
+    if path.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    if !path.is_dir() {
+        bail!("{} does not exist", path.display());
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+        .with_context(|| format!("cannot read {}", path.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == EXTENSION))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("no .{EXTENSION} files in {}", path.display());
+    }
+    Ok(files)
+}
+
+/// An error and its causes on one line: "corrupt table X: wdl block 3 is
+/// corrupt".
+pub fn one_line(e: &anyhow::Error) -> String {
+    format!("{e:#}")
+}
+
+/// A library error and its causes on one line, as [`one_line`].
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}
+
+/// One line to standard output; a write error (a closed pipe) is returned.
+pub fn say(line: impl std::fmt::Display) -> Result<()> {
+    writeln!(io::stdout().lock(), "{line}")?;
+    Ok(())
+}

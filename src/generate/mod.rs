@@ -1,0 +1,26 @@
+//! Generating tables: the retrograde solver and the files it writes.
+//!
+//! * [`generate()`] — build tables and their missing sub-tables into a
+//!   directory, in dependency order, skipping finished files and writing
+//!   each one atomically (module `builder`);
+//! * [`solve()`] — solve one table in memory from its sub-tables (module
+//!   `solve`: the retrograde passes; `seed`: the first values from zeroing
+//!   moves; `cells` and `cell`: the one-byte work arrays and their codes);
+//! * [`stats()`] — counts and longest DTZ of a solved table;
+//! * [`deep_check`] — recompute every position of a finished file from its
+//!   successors (module `verify`).
+
+mod builder;
+mod cell;
+mod cells;
+mod seed;
+mod solve;
+mod stats;
+mod table;
+mod verify;
+
+pub use builder::{Event, GenerateError, GenerateOptions, Summary, generate};
+pub use solve::{Direction, Progress, SolveError, SolveOptions, solve};
+pub use stats::stats;
+pub use table::{Table, TableSet};
+pub use verify::{DeepReport, MAX_REPORTED, SAMPLE_EVERY, deep_check};

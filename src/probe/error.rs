@@ -1,0 +1,75 @@
+//! Why a probe failed: one error type for every reader of stored values.
+//!
+//! The probe API, the solver reading its sub-tables, the deep check and
+//! adjudication all read values through the same traits, so they share one
+//! error: what is wrong with the *position* (too many pieces, castling
+//! rights), what is wrong with the *tables* (missing, another rule, damaged,
+//! unreadable), with the facts attached. A lower-level error is kept as the
+//! [`source`](std::error::Error::source), not flattened into text: an
+//! `io::Error` stays an `io::Error`, a damaged file's
+//! [`FormatError`] says what is damaged. Messages do not repeat their
+//! source; print the whole chain (as the CLI does) to see both.
+
+use std::{io, path::PathBuf};
+
+use thiserror::Error;
+
+use crate::{
+    format::FormatError,
+    material::{MAX_PIECES, Material},
+    value::Rule,
+};
+
+/// Why a probe failed.
+#[derive(Debug, Error)]
+pub enum ProbeError {
+    /// More pieces than any table has.
+    #[error("too many pieces: {count}, tables have at most {MAX_PIECES}")]
+    TooManyPieces {
+        /// Pieces on the board.
+        count: usize,
+    },
+    /// Tables hold no positions with castling rights.
+    #[error("castling rights are not supported by tablebases")]
+    CastlingRights,
+    /// The table for this material is not available.
+    #[error("missing table {material}{}", dir.as_ref().map_or(String::new(), |d| format!(" in {}", d.display())))]
+    MissingTable {
+        /// The normalised material.
+        material: Material,
+        /// The directory searched (`None` for tables held in memory).
+        dir: Option<PathBuf>,
+    },
+    /// The file was built for another rule than the one asked for.
+    #[error("table {} was built for rule {got}, asked for rule {expected}", path.display())]
+    RuleMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The rule asked for.
+        expected: Rule,
+        /// The rule in the file.
+        got: Rule,
+    },
+    /// The file is damaged (the source says how).
+    #[error("corrupt table {}", path.display())]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        source: FormatError,
+    },
+    /// The file could not be read (the source says why).
+    #[error("cannot read {}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The table has no value for the position (a bug or corruption).
+    #[error("table {material} has no value for this position")]
+    NoValue {
+        /// The normalised material.
+        material: Material,
+    },
+}

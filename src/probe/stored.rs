@@ -1,0 +1,172 @@
+//! Reading stored values, and the rules every reader follows.
+//!
+//! [`StoredValues`] is what a reader needs from a store of solved tables:
+//! the value stored for a placement, and the rule the tables were built
+//! for. Two kinds of store implement it: table files on disk
+//! ([`Tablebase`](crate::probe::Tablebase)) and tables held in memory while
+//! generating. [`IndexedValues`] reads one table by index, for the solver's
+//! move generation on indices.
+//!
+//! On top of any store, this module holds the rules that turn a real
+//! position into its value, written once for every reader (the probe API,
+//! the solver looking through zeroing moves, the deep check, adjudication):
+//!
+//! * [`check_probeable`]: tables hold at most
+//!   [`MAX_PIECES`] pieces and no castling rights;
+//! * [`resolve_dtz`] / [`resolve_wdl`]: bare kings are a draw; tables store
+//!   positions without en-passant rights, so a position with a legal
+//!   en-passant capture is valued as the best of the capture(s) and the
+//!   stored value of the same placement, unless the capture is the only
+//!   legal move, when the stored value does not apply;
+//! * [`score_move`]: a move's score by [`Dtz::of_move`], from whether it
+//!   mates, is zeroing, or is quiet.
+
+use shakmaty::{Board, Chess, Color, Move, Position};
+
+use crate::{
+    index::{Layout, TableIndex},
+    material::{MAX_PIECES, Material},
+    probe::ProbeError,
+    value::{Dtz, Rule, Successor, Wdl},
+};
+
+/// One solved table read by index: what the solver needs to score
+/// captures, pawn moves and promotions without building positions.
+pub trait IndexedValues: Sync {
+    /// The table's index scheme.
+    fn layout(&self) -> &Layout;
+
+    /// The WDL stored at `index` with `turn` to move (the table's colours).
+    ///
+    /// # Errors
+    /// [`ProbeError::NoValue`] if the table holds no final value there, or
+    /// what the store reports (a damaged file).
+    fn wdl_at(&self, turn: Color, index: TableIndex) -> Result<Wdl, ProbeError>;
+
+    /// Block access for a reader that wants to keep what it unpacks only
+    /// for a while (files); `None` for stores held in memory.
+    fn wdl_blocks(&self) -> Option<&dyn WdlBlocks> {
+        None
+    }
+}
+
+/// WDL read block by block (see [`IndexedValues::wdl_blocks`]).
+pub trait WdlBlocks: Sync {
+    /// Number of blocks.
+    fn block_count(&self) -> usize;
+
+    /// The block holding `index` with `turn` to move, and the offset in it.
+    fn block_of(&self, turn: Color, index: TableIndex) -> (usize, usize);
+
+    /// One block, two WDL codes (`wdl + 2`) per byte, low nibble first.
+    ///
+    /// # Errors
+    /// What the store reports (a damaged file).
+    fn unpack(&self, block: usize) -> Result<Vec<u8>, ProbeError>;
+}
+
+/// A store of solved tables that can answer "what is stored for this
+/// placement?".
+pub trait StoredValues {
+    /// The table of a normalised material, read by index.
+    ///
+    /// # Errors
+    /// [`ProbeError::MissingTable`] if the store does not have it, or the
+    /// store's reason it cannot be read.
+    fn indexed(&self, material: &Material) -> Result<&dyn IndexedValues, ProbeError>;
+
+    /// The rule the tables were built for.
+    fn rule(&self) -> Rule;
+
+    /// The DTZ stored for `board` with `turn` to move, ignoring any
+    /// en-passant right. The board has at least three pieces.
+    ///
+    /// # Errors
+    /// [`ProbeError::MissingTable`] if the material is not in the store,
+    /// [`ProbeError::NoValue`] if the placement has no final value.
+    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError>;
+
+    /// The WDL stored for `board` (no en passant). Stores that keep WDL
+    /// apart (table files) answer it without reading DTZ.
+    ///
+    /// # Errors
+    /// As [`StoredValues::stored_dtz`].
+    fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
+        Ok(Wdl::from_dtz(self.stored_dtz(board, turn)?, self.rule()))
+    }
+}
+
+/// Whether tables can hold `pos`: at most [`MAX_PIECES`] pieces and no
+/// castling rights. Returns the number of pieces.
+///
+/// # Errors
+/// [`ProbeError::TooManyPieces`] or [`ProbeError::CastlingRights`].
+pub fn check_probeable(pos: &Chess) -> Result<usize, ProbeError> {
+    let count = pos.board().occupied().count();
+    if count > MAX_PIECES {
+        return Err(ProbeError::TooManyPieces { count });
+    }
+    if pos.castles().any() {
+        return Err(ProbeError::CastlingRights);
+    }
+    Ok(count)
+}
+
+/// The DTZ of a position, en passant included (see the module doc).
+///
+/// # Errors
+/// Too many pieces, castling rights, or whatever the store reports.
+pub fn resolve_dtz<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<Dtz, ProbeError> {
+    if check_probeable(pos)? == 2 {
+        return Ok(Dtz(0));
+    }
+    let ep_moves = pos.en_passant_moves();
+    if ep_moves.is_empty() {
+        return store.stored_dtz(pos.board(), pos.turn());
+    }
+    let mut best: Option<Dtz> = None;
+    for m in &ep_moves {
+        let score = score_move(store, pos, m)?;
+        best = Some(best.map_or(score, |b| b.prefer(score)));
+    }
+    let best = best.expect("at least one en-passant move");
+    if pos.legal_moves().len() > ep_moves.len() {
+        Ok(best.prefer(store.stored_dtz(pos.board(), pos.turn())?))
+    } else {
+        Ok(best)
+    }
+}
+
+/// The WDL of a position, en passant included; reads no DTZ where the
+/// store keeps WDL apart.
+///
+/// # Errors
+/// As [`resolve_dtz`].
+pub fn resolve_wdl<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<Wdl, ProbeError> {
+    if check_probeable(pos)? > 2 && pos.en_passant_moves().is_empty() {
+        return store.stored_wdl(pos.board(), pos.turn());
+    }
+    Ok(Wdl::from_dtz(resolve_dtz(store, pos)?, store.rule()))
+}
+
+/// The score of the legal move `mv` in `pos` for the side that plays it
+/// ([`Dtz::of_move`]): what DTZ `pos` has if `mv` is the move played.
+///
+/// # Errors
+/// Whatever the store reports for the position the move reaches.
+pub fn score_move<S: StoredValues + ?Sized>(
+    store: &S,
+    pos: &Chess,
+    mv: &Move,
+) -> Result<Dtz, ProbeError> {
+    let mut after = pos.clone();
+    after.play_unchecked(*mv);
+    let successor = if after.is_checkmate() {
+        Successor::Mate
+    } else if mv.is_zeroing() {
+        Successor::Zeroing(resolve_wdl(store, &after)?)
+    } else {
+        Successor::Quiet(resolve_dtz(store, &after)?)
+    };
+    Ok(Dtz::of_move(successor, store.rule()))
+}

@@ -1,0 +1,356 @@
+//! The [`Tablebase`] facade: lazily opened table files in one directory.
+//!
+//! Tables are opened on the first probe that needs them, through a
+//! read-only memory map (see [`crate::mmap`] for its contract), and checked
+//! cheaply on open (size, magic, version, layout; see [`crate::format`]).
+//! The facade is `Send + Sync`: engines share one instance between search
+//! threads, with no lock on the probe path.
+
+use std::{
+    collections::HashMap,
+    path::{Path, PathBuf},
+    sync::OnceLock,
+};
+
+use memmap2::Mmap;
+use shakmaty::{Board, Chess, Color, Position};
+
+use crate::{
+    format::{EXTENSION, FormatError, TableFile},
+    index::{Layout, TableIndex},
+    material::{MAX_PIECES, Material},
+    mmap::map_file,
+    probe::{
+        IndexedValues, ProbeError, StoredValues, WdlBlocks,
+        stored::{resolve_dtz, resolve_wdl},
+    },
+    value::{Dtz, Rule, Verdict, Wdl},
+};
+
+/// Lazily opened table files in one directory, for one rule.
+///
+/// ```
+/// use dtz50::{Rule, Tablebase};
+///
+/// let dir = tempfile::tempdir()?;
+/// let tables = Tablebase::open(dir.path(), Rule::Fifty)?;
+/// assert_eq!(tables.rule(), Rule::Fifty);
+/// assert_eq!(tables.path_of(&"KQvK".parse()?), dir.path().join("KQvK.dtz50"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Tablebase {
+    dir: PathBuf,
+    rule: Rule,
+    /// One slot per table of up to [`MAX_PIECES`] pieces, filled on first
+    /// use (never with a failure, so a table generated later is found).
+    tables: HashMap<Material, OnceLock<OpenTable>>,
+}
+
+/// An open table file and its path (for errors that name it).
+#[derive(Debug)]
+struct OpenTable {
+    path: PathBuf,
+    file: TableFile<Mmap>,
+}
+
+impl Tablebase {
+    /// Tables in `dir`, built for `rule`. Opens no table yet.
+    ///
+    /// ```
+    /// use dtz50::{ProbeError, Rule, Tablebase};
+    ///
+    /// let err = Tablebase::open("/no/such/directory", Rule::Fifty).unwrap_err();
+    /// assert!(matches!(err, ProbeError::Io { .. }));
+    /// assert_eq!(err.to_string(), "cannot read /no/such/directory");
+    /// ```
+    ///
+    /// # Errors
+    /// [`ProbeError::Io`] if `dir` is not a readable directory.
+    pub fn open(dir: impl AsRef<Path>, rule: Rule) -> Result<Tablebase, ProbeError> {
+        let dir = dir.as_ref().to_path_buf();
+        if let Err(source) = std::fs::read_dir(&dir) {
+            return Err(ProbeError::Io { path: dir, source });
+        }
+        Ok(Tablebase {
+            dir,
+            rule,
+            tables: Material::all_up_to(MAX_PIECES)
+                .into_iter()
+                .map(|m| (m, OnceLock::new()))
+                .collect(),
+        })
+    }
+
+    /// The directory.
+    ///
+    /// ```
+    /// use dtz50::{Rule, Tablebase};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// assert_eq!(Tablebase::open(dir.path(), Rule::None)?.dir(), dir.path());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The rule asked for.
+    ///
+    /// ```
+    /// use dtz50::{Rule, Tablebase};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// assert_eq!(Tablebase::open(dir.path(), Rule::SeventyFive)?.rule(), Rule::SeventyFive);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    /// The path of a material's file in this directory (see the example
+    /// on [`Tablebase`]).
+    pub fn path_of(&self, material: &Material) -> PathBuf {
+        self.dir.join(format!("{material}.{EXTENSION}"))
+    }
+
+    /// The open table of a normalised material, opening it if needed.
+    ///
+    /// ```
+    /// use dtz50::{ProbeError, Rule, Tablebase};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let tables = Tablebase::open(dir.path(), Rule::Fifty)?;
+    /// let missing = tables.table(&"KRvK".parse()?).unwrap_err();
+    /// assert!(matches!(missing, ProbeError::MissingTable { .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Missing, unreadable, corrupt or of another rule.
+    pub fn table(&self, material: &Material) -> Result<&TableFile<Mmap>, ProbeError> {
+        Ok(&self.open_table(material)?.file)
+    }
+
+    fn open_table(&self, material: &Material) -> Result<&OpenTable, ProbeError> {
+        let missing = || ProbeError::MissingTable {
+            material: *material,
+            dir: Some(self.dir.clone()),
+        };
+        let slot = self.tables.get(material).ok_or_else(missing)?;
+        if let Some(table) = slot.get() {
+            return Ok(table);
+        }
+        let path = self.path_of(material);
+        if !path.is_file() {
+            return Err(missing());
+        }
+        let file = open_file(&path)?;
+        if file.header().rule != self.rule {
+            return Err(ProbeError::RuleMismatch {
+                path,
+                expected: self.rule,
+                got: file.header().rule,
+            });
+        }
+        // Another thread may have opened it meanwhile; either copy will do.
+        Ok(slot.get_or_init(|| OpenTable { path, file }))
+    }
+
+    /// WDL with the clock at zero; reads only WDL (what a search wants).
+    ///
+    /// ```
+    /// use dtz50::{Rule, Tablebase, Wdl};
+    /// use shakmaty::{CastlingMode, Chess, fen::Fen};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let tables = Tablebase::open(dir.path(), Rule::Fifty)?;
+    /// // Bare kings need no table.
+    /// let pos: Chess = "8/8/8/4k3/8/8/8/4K3 w - - 0 1".parse::<Fen>()?.into_position(CastlingMode::Standard)?;
+    /// assert_eq!(tables.probe_wdl(&pos)?, Wdl::Draw);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// See [`ProbeError`].
+    pub fn probe_wdl(&self, pos: &Chess) -> Result<Wdl, ProbeError> {
+        resolve_wdl(self, pos)
+    }
+
+    /// Exact DTZ in plies, for either side to move, with no search.
+    ///
+    /// ```
+    /// use dtz50::{Dtz, Rule, Tablebase};
+    /// use shakmaty::{CastlingMode, Chess, fen::Fen};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let tables = Tablebase::open(dir.path(), Rule::Fifty)?;
+    /// let pos: Chess = "8/8/8/4k3/8/8/8/4K3 b - - 0 1".parse::<Fen>()?.into_position(CastlingMode::Standard)?;
+    /// assert_eq!(tables.probe_dtz(&pos)?, Dtz(0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// See [`ProbeError`].
+    pub fn probe_dtz(&self, pos: &Chess) -> Result<Dtz, ProbeError> {
+        resolve_dtz(self, pos)
+    }
+
+    /// The verdict with the position's own halfmove clock (the FEN's fifth
+    /// field).
+    ///
+    /// ```
+    /// use dtz50::{Outcome, Rule, Tablebase};
+    /// use shakmaty::{CastlingMode, Chess, fen::Fen};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let tables = Tablebase::open(dir.path(), Rule::Fifty)?;
+    /// let pos: Chess = "8/8/8/4k3/8/8/8/4K3 w - - 37 80".parse::<Fen>()?.into_position(CastlingMode::Standard)?;
+    /// let verdict = tables.probe(&pos)?;
+    /// assert_eq!((verdict.halfmove, verdict.outcome), (37, Outcome::Draw));
+    /// assert_eq!(verdict.to_string(), "draw");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// See [`ProbeError`].
+    pub fn probe(&self, pos: &Chess) -> Result<Verdict, ProbeError> {
+        self.probe_with_clock(pos, pos.halfmoves())
+    }
+
+    /// The verdict with the halfmove clock `halfmove`: does the win (or
+    /// loss) survive the clock, and with how many plies to spare? Exact for
+    /// every clock, because DTZ is stored to the ply.
+    ///
+    /// ```
+    /// use dtz50::{Outcome, Rule, Tablebase};
+    /// use shakmaty::{CastlingMode, Chess, fen::Fen};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let tables = Tablebase::open(dir.path(), Rule::Fifty)?;
+    /// let pos: Chess = "8/8/8/4k3/8/8/8/4K3 w - - 0 1".parse::<Fen>()?.into_position(CastlingMode::Standard)?;
+    /// let verdict = tables.probe_with_clock(&pos, 99)?;
+    /// assert_eq!((verdict.outcome, verdict.margin), (Outcome::Draw, None));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// See [`ProbeError`].
+    pub fn probe_with_clock(&self, pos: &Chess, halfmove: u32) -> Result<Verdict, ProbeError> {
+        let dtz = self.probe_dtz(pos)?;
+        Ok(Verdict::new(dtz, self.rule, halfmove, pos.is_checkmate()))
+    }
+
+    fn place(
+        &self,
+        board: &Board,
+        turn: Color,
+    ) -> Result<(&OpenTable, Color, TableIndex), ProbeError> {
+        let material = Material::from_board(board).normalized();
+        let table = self.open_table(&material)?;
+        let (turn, index) = table
+            .file
+            .layout()
+            .locate(board, turn)
+            .ok_or(ProbeError::NoValue { material })?;
+        Ok((table, turn, index))
+    }
+
+    /// Read one stored value with `read`.
+    fn stored<T>(
+        &self,
+        board: &Board,
+        turn: Color,
+        read: impl FnOnce(&TableFile<Mmap>, Color, TableIndex) -> Result<T, FormatError>,
+    ) -> Result<T, ProbeError> {
+        let (table, turn, index) = self.place(board, turn)?;
+        read(&table.file, turn, index).map_err(|source| table.corrupt(source))
+    }
+}
+
+/// Open and check one table file (cheap checks only; see
+/// [`TableFile::verify`] for the full one).
+///
+/// # Errors
+/// [`ProbeError::Io`] if it cannot be read, [`ProbeError::Corrupt`] if it
+/// is not a sound table file.
+pub fn open_file(path: &Path) -> Result<TableFile<Mmap>, ProbeError> {
+    let map = map_file(path).map_err(|source| ProbeError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    TableFile::new(map).map_err(|source| ProbeError::Corrupt {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+impl OpenTable {
+    fn corrupt(&self, source: FormatError) -> ProbeError {
+        ProbeError::Corrupt {
+            path: self.path.clone(),
+            source,
+        }
+    }
+}
+
+impl IndexedValues for OpenTable {
+    fn layout(&self) -> &Layout {
+        self.file.layout()
+    }
+
+    fn wdl_at(&self, turn: Color, index: TableIndex) -> Result<Wdl, ProbeError> {
+        self.file
+            .wdl(turn, index)
+            .map_err(|source| self.corrupt(source))
+    }
+
+    fn wdl_blocks(&self) -> Option<&dyn WdlBlocks> {
+        Some(self)
+    }
+}
+
+impl WdlBlocks for OpenTable {
+    fn block_count(&self) -> usize {
+        self.file.wdl_block_count()
+    }
+
+    fn block_of(&self, turn: Color, index: TableIndex) -> (usize, usize) {
+        self.file.locate(turn, index)
+    }
+
+    fn unpack(&self, block: usize) -> Result<Vec<u8>, ProbeError> {
+        self.file
+            .unpack_wdl_block(block)
+            .map_err(|source| self.corrupt(source))
+    }
+}
+
+impl StoredValues for Tablebase {
+    fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    fn indexed(&self, material: &Material) -> Result<&dyn IndexedValues, ProbeError> {
+        Ok(self.open_table(material)?)
+    }
+
+    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
+        self.stored(board, turn, TableFile::dtz)
+    }
+
+    fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
+        self.stored(board, turn, TableFile::wdl)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tablebase_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Tablebase>();
+    }
+}
