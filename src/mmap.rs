@@ -51,7 +51,15 @@ impl WorkArray {
             .create_new(true)
             .open(&path)?;
         std::fs::remove_file(&path)?;
-        file.set_len(bytes as u64)?;
+        // Reserve the blocks, not just the length: a sparse file on a disk
+        // that fills up would fault (SIGBUS) when a page is first written.
+        // File systems without fallocate get the plain length.
+        match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, bytes as u64) {
+            Err(e) if io::Error::from(e).kind() == io::ErrorKind::Unsupported => {
+                file.set_len(bytes as u64)?;
+            }
+            result => result?,
+        }
         // Safety: the file was created by us and unlinked, so no other
         // process can modify or truncate it while it is mapped.
         let map = unsafe { MmapOptions::new().len(bytes).map_mut(&file)? };
@@ -72,6 +80,15 @@ impl WorkArray {
     pub fn len(&self) -> usize {
         self.len
     }
+}
+
+/// Bytes free for an unprivileged user on the file system holding `dir`.
+///
+/// # Errors
+/// If `dir` cannot be examined.
+pub(crate) fn available_space(dir: &Path) -> io::Result<u64> {
+    let stat = rustix::fs::statvfs(dir)?;
+    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
 }
 
 /// Maps cannot be empty.

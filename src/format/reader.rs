@@ -275,6 +275,26 @@ impl<D: AsRef<[u8]>> TableFile<D> {
                 });
             }
         }
+        self.verify_checksum()?;
+        for (section, index_offset, blocks) in [
+            (Section::Wdl, self.wdl.index_offset, self.wdl.blocks),
+            (Section::Dtz, self.dtz.index_offset, self.dtz.blocks),
+        ] {
+            for block in 0..blocks {
+                self.decode(section, index_offset, block, |v| v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Check the file checksum: every byte is as written, in one pass over
+    /// the file and without decoding any block (what `generate` checks
+    /// before it keeps a finished table).
+    ///
+    /// # Errors
+    /// [`FormatError::Checksum`] if a byte differs.
+    pub fn verify_checksum(&self) -> Result<(), FormatError> {
+        let b = self.data.as_ref();
         let body = b.len() - 32;
         let got: [u8; 32] = Sha256::digest(&b[..body]).into();
         if got[..] != b[body..] {
@@ -283,14 +303,6 @@ impl<D: AsRef<[u8]>> TableFile<D> {
                 expected: hex(&b[body..]),
                 got: hex(&got),
             });
-        }
-        for (section, index_offset, blocks) in [
-            (Section::Wdl, self.wdl.index_offset, self.wdl.blocks),
-            (Section::Dtz, self.dtz.index_offset, self.dtz.blocks),
-        ] {
-            for block in 0..blocks {
-                self.decode(section, index_offset, block, |v| v)?;
-            }
         }
         Ok(())
     }

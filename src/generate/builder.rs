@@ -17,11 +17,12 @@ use std::{
     time::Instant,
 };
 
+use memmap2::Mmap;
 use shakmaty::ByColor;
 use thiserror::Error;
 
 use crate::{
-    format::{SideStats, write_table},
+    format::{EXTENSION, SideStats, TableFile, write_table},
     generate::{
         solve::{Progress, SolveError, SolveOptions, solve},
         stats::stats,
@@ -64,10 +65,12 @@ pub struct Summary {
 pub enum Event<'a> {
     /// The plan: these tables will be built (in this order).
     Plan(&'a [Material]),
-    /// A finished file was found and kept.
+    /// A temporary file left by a build that no longer runs was removed.
+    RemovedStale(&'a Path),
+    /// A finished file was found intact and kept.
     Skipped(Material, &'a Path),
-    /// A file was found but cannot be used (truncated, corrupt); it is
-    /// rebuilt.
+    /// A file was found but cannot be used (truncated, damaged); it is
+    /// removed and rebuilt.
     Rebuilding(Material, &'a Path, &'a ProbeError),
     /// A table is being solved.
     Solving(Material, Progress),
@@ -98,6 +101,12 @@ pub enum GenerateError {
         /// The file's rule.
         got: Rule,
     },
+    /// Something other than a file stands where a table should be written.
+    #[error("{} is not a file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
     /// The solver failed.
     #[error(transparent)]
     Solve(#[from] SolveError),
@@ -121,13 +130,17 @@ pub fn generate(
         move |source| GenerateError::Io { path, source }
     };
     fs::create_dir_all(&options.out).map_err(io_error(&options.out))?;
+    for stale in stale_temporary_files(&options.out).map_err(io_error(&options.out))? {
+        fs::remove_file(&stale).map_err(io_error(&stale))?;
+        on_event(Event::RemovedStale(&stale));
+    }
     let plan = Material::with_dependencies(targets);
     on_event(Event::Plan(&plan));
     let directory = Tablebase::open(&options.out, options.rule)?;
     let mut summaries = Vec::new();
     for material in plan {
         let path = directory.path_of(&material);
-        match open_file(&path) {
+        match open_intact(&path) {
             Ok(existing) => {
                 let got = existing.header().rule;
                 if got != options.rule {
@@ -140,7 +153,15 @@ pub fn generate(
                 on_event(Event::Skipped(material, &path));
                 continue;
             }
-            Err(e) if path.exists() => on_event(Event::Rebuilding(material, &path, &e)),
+            Err(e) if path.is_file() => {
+                on_event(Event::Rebuilding(material, &path, &e));
+                // Nothing damaged stays under a final name, not even while
+                // the table is rebuilt.
+                fs::remove_file(&path).map_err(io_error(&path))?;
+            }
+            Err(_) if path.exists() => {
+                return Err(GenerateError::NotAFile { path });
+            }
             Err(_) => {}
         }
         let started = Instant::now();
@@ -177,12 +198,61 @@ pub fn generate(
     Ok(summaries)
 }
 
+/// Open a finished table and check its file checksum: a file is kept only
+/// if every byte is as written.
+fn open_intact(path: &Path) -> Result<TableFile<Mmap>, ProbeError> {
+    let file = open_file(path)?;
+    file.verify_checksum()
+        .map_err(|source| ProbeError::Corrupt {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    Ok(file)
+}
+
+/// The temporary files (see [`write_atomically`]) in `dir` whose writing
+/// process no longer runs: what a killed or crashed build left behind.
+fn stale_temporary_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut stale = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let Some(pid) = temporary_file_owner(name) else {
+            continue;
+        };
+        if pid != std::process::id() && !process_runs(pid) {
+            stale.push(path);
+        }
+    }
+    stale.sort();
+    Ok(stale)
+}
+
+/// The process id in a temporary file's name, `.KQvK.dtz50.tmp-1234`.
+fn temporary_file_owner(name: &str) -> Option<u32> {
+    let (stem, pid) = name.rsplit_once(TEMP_MARK)?;
+    let table = stem.strip_prefix('.')?;
+    let ext = format!(".{EXTENSION}");
+    (table.ends_with(&ext) && table.len() > ext.len()).then_some(())?;
+    pid.parse().ok()
+}
+
+/// Whether a process with this id runs (on Linux, where `/proc` says so;
+/// elsewhere every process is taken to run, so nothing is removed).
+fn process_runs(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    !proc.is_dir() || proc.join(pid.to_string()).exists()
+}
+
+/// What precedes the process id in a temporary file's name.
+const TEMP_MARK: &str = ".tmp-";
+
 /// Write a file under a temporary name next to `path`, fsync it, rename it
 /// into place and fsync the directory. Returns the file size.
 fn write_atomically(path: &Path, write: impl FnOnce(File) -> io::Result<File>) -> io::Result<u64> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("table");
-    let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let temp = dir.join(format!(".{name}{TEMP_MARK}{}", std::process::id()));
     let result = (|| {
         let file = write(File::create(&temp)?)?;
         file.sync_all()?;

@@ -60,7 +60,7 @@
 use std::{
     io,
     ops::Range,
-    path::PathBuf,
+    path::{Path, PathBuf},
     sync::atomic::{AtomicU64, Ordering},
 };
 
@@ -78,7 +78,7 @@ use crate::{
     },
     index::{Layout, Placement, TableIndex},
     material::Material,
-    mmap::WorkArray,
+    mmap::{WorkArray, available_space},
     probe::{IndexedValues, ProbeError, StoredValues, score_move},
     value::{Dtz, Rule, Wdl},
 };
@@ -221,6 +221,13 @@ pub fn solve(
     let slices: Vec<Vec<usize>> = levels.iter().map(|l| l.slices.clone()).collect();
     let pack = levels.len() > 1 && layout.size() >= PACK_THRESHOLD;
     let mut cells = TableCells::new(&layout, &slices, pack);
+    if let Some(dir) = &options.work_dir {
+        // Open levels of a packed table live on disk one at a time; a
+        // table that is not packed keeps every level's arrays.
+        let sizes = (0..levels.len()).map(|l| cells.level_size(l));
+        let per_side = if pack { sizes.max() } else { Some(sizes.sum()) };
+        ensure_space(dir, 2 * per_side.unwrap_or(0)).map_err(io_error)?;
+    }
     for (number, level) in levels.iter().enumerate() {
         cells.open(number, allocate).map_err(io_error)?;
         let size = usize::try_from(cells.level_size(number)).expect("level fits in memory");
@@ -957,6 +964,19 @@ impl Solver<'_> {
     }
 }
 
+/// Check that `dir` has `bytes` free for the work arrays, so that a full
+/// disk is an error before the solve starts rather than part way through.
+fn ensure_space(dir: &Path, bytes: u64) -> io::Result<()> {
+    let free = available_space(dir)?;
+    if free < bytes {
+        return Err(io::Error::new(
+            io::ErrorKind::StorageFull,
+            format!("need {bytes} bytes in {}, {free} are free", dir.display()),
+        ));
+    }
+    Ok(())
+}
+
 /// Whether the seed stores values of ply `k` too (±1, and ±(L + 1) at the
 /// special ply `special`), so that only a scan finds all of them.
 fn seeds_ply(k: i16, special: Option<i16>) -> bool {
@@ -1019,6 +1039,26 @@ impl StoredValues for Solver<'_> {
 mod tests {
     use super::*;
     use crate::generate::table::TableSet;
+
+    #[test]
+    fn a_work_dir_without_room_fails_before_the_solve() {
+        let dir = std::env::temp_dir();
+        let free = available_space(&dir).expect("statvfs");
+        assert!(ensure_space(&dir, free / 2).is_ok());
+        let err = ensure_space(&dir, u64::MAX).expect_err("no disk is that large");
+        assert_eq!(err.kind(), io::ErrorKind::StorageFull);
+        assert!(
+            err.to_string()
+                .starts_with(&format!("need {} bytes in ", u64::MAX))
+        );
+        let options = SolveOptions {
+            work_dir: Some(PathBuf::from("/nonexistent/work")),
+            ..SolveOptions::default()
+        };
+        let material = "KQvK".parse().expect("material");
+        let err = solve(material, &options, &TableSet::new(), &|_| {}).expect_err("no dir");
+        assert_eq!(err.to_string(), "solving KQvK: work arrays");
+    }
 
     /// Pushing, pulling and the automatic choice between them give the
     /// same cells: on a pawnless table that the stronger side wins almost

@@ -58,6 +58,15 @@ pub enum ProbeError {
         /// What is wrong.
         source: FormatError,
     },
+    /// Something other than a regular file stands where a table file
+    /// should be (a directory, a fifo, ...).
+    #[error("{} is {what}, not a table file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What it is, in words: "a directory", "a fifo", ...
+        what: &'static str,
+    },
     /// The file could not be read (the source says why).
     #[error("cannot read {}", path.display())]
     Io {

@@ -142,8 +142,14 @@ impl Tablebase {
             return Ok(table);
         }
         let path = self.path_of(material);
-        if !path.is_file() {
-            return Err(missing());
+        match std::fs::metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
+            Err(source) => return Err(ProbeError::Io { path, source }),
+            Ok(meta) if !meta.is_file() => {
+                let what = file_kind(&meta);
+                return Err(ProbeError::NotAFile { path, what });
+            }
+            Ok(_) => {}
         }
         let file = open_file(&path)?;
         if file.header().rule != self.rule {
@@ -283,6 +289,31 @@ pub fn open_file(path: &Path) -> Result<TableFile<Mmap>, ProbeError> {
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// What a path that is not a regular file is, in words.
+pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return "a directory";
+    }
+    if kind.is_file() {
+        return "a file";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a fifo";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    "not a regular file"
 }
 
 impl OpenTable {

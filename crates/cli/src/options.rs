@@ -8,7 +8,7 @@ use std::{
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
-use dtz50::{Rule, Tablebase, format::EXTENSION};
+use dtz50::{Rule, Tablebase, format::EXTENSION, probe::file_kind};
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 
 /// `--tables DIR --rule R`: which tables to read.
@@ -61,8 +61,16 @@ impl ThreadOptions {
 
 /// A position from FEN text, with a one-line error.
 pub fn parse_fen(text: &str) -> Result<Chess> {
+    let text = text.trim();
+    // shakmaty saturates a clock too large for its field; say so instead,
+    // as `--halfmove` does.
+    if let Some(clock) = text.split_ascii_whitespace().nth(4)
+        && clock.bytes().all(|b| b.is_ascii_digit())
+        && let Err(e) = clock.parse::<u32>()
+    {
+        bail!("bad FEN '{text}': halfmove clock '{clock}': {e}");
+    }
     let fen: Fen = text
-        .trim()
         .parse()
         .map_err(|e| anyhow!("bad FEN '{}': {e}", text.trim()))?;
     fen.into_position(CastlingMode::Standard)
@@ -75,7 +83,17 @@ pub fn table_files(path: &Path) -> Result<Vec<PathBuf>> {
         return Ok(vec![path.to_path_buf()]);
     }
     if !path.is_dir() {
-        bail!("{} does not exist", path.display());
+        match std::fs::metadata(path) {
+            Ok(meta) => bail!(
+                "{} is {}, not a table file or directory",
+                path.display(),
+                file_kind(&meta)
+            ),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                bail!("{} does not exist", path.display())
+            }
+            Err(e) => bail!("cannot read {}: {e}", path.display()),
+        }
     }
     let mut files: Vec<PathBuf> = std::fs::read_dir(path)
         .with_context(|| format!("cannot read {}", path.display()))?

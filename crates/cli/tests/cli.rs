@@ -87,6 +87,43 @@ fn generate_prints_a_summary_per_table_and_skips_finished_ones() {
         bytes,
         "rebuilt byte for byte"
     );
+    // One byte changed in the middle of the file opens cleanly, but its
+    // checksum does not match: rebuilt, not skipped. A temporary file of a
+    // build that no longer runs (no process has id 4194304 or more on
+    // Linux) is removed; one of a running process (this test's) is kept.
+    let mut damaged = bytes.clone();
+    damaged[bytes.len() / 2] ^= 0x40;
+    std::fs::write(&file, &damaged).expect("damage");
+    let stale = dir.path().join(".KRvK.dtz50.tmp-4194999");
+    std::fs::write(&stale, b"partial").expect("stale file");
+    let running = dir
+        .path()
+        .join(format!(".KQvK.dtz50.tmp-{}", std::process::id()));
+    std::fs::write(&running, b"in progress").expect("running file");
+    let repaired = generate();
+    assert!(repaired.status.success());
+    let stdout = String::from_utf8_lossy(&repaired.stdout);
+    assert_eq!(
+        stdout.lines().take(2).collect::<Vec<_>>(),
+        [
+            format!(
+                "removed {}, left by a build that no longer runs",
+                stale.display()
+            ),
+            format!(
+                "KRvK: {} is unusable (corrupt table {}: header checksum mismatch: \
+                 expected {}, got {}), rebuilding",
+                file.display(),
+                file.display(),
+                sha256_hex(&bytes[bytes.len() - 32..]),
+                sha256_of(&damaged[..bytes.len() - 32]),
+            ),
+        ],
+        "{stdout}"
+    );
+    assert_eq!(std::fs::read(&file).expect("file"), bytes);
+    assert!(!stale.exists() && running.exists());
+    std::fs::remove_file(&running).expect("remove");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .expect("dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
@@ -260,6 +297,17 @@ fn bad_input_is_one_line_and_exit_code_2() {
         &["probe", "8/8/8/8/8/2k5/8/KBN5 w - - 0 1"],
         &format!("error: missing table KBNvK in {dir}"),
     );
+    assert_error(
+        &["probe", "8/8/8/8/8/2k5/8/KQ6 w - - 999999999999 1"],
+        "error: bad FEN '8/8/8/8/8/2k5/8/KQ6 w - - 999999999999 1': \
+         halfmove clock '999999999999': number too large to fit in target type",
+    );
+    let out = dtz50().args(["info", "/dev/null"]).output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: /dev/null is a device, not a table file or directory\n"
+    );
     let (code, _, stderr) = run(&["generate", "KXvK"], tables().path());
     assert_eq!(code, 2);
     assert!(
@@ -394,4 +442,84 @@ fn line_to_mate_goes_through_promotion() {
     assert_eq!(lines[lines.len() - 1], "checkmate");
     let (_, short, _) = run(&["line", "8/8/8/8/8/8/P7/K6k w - - 0 1"], tables().path());
     assert_eq!(short.lines().last(), Some("zeroing move reached"));
+}
+
+/// Lower-case hex of some bytes.
+fn sha256_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The SHA-256 of some bytes, in hex.
+fn sha256_of(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    sha256_hex(&Sha256::digest(bytes))
+}
+
+/// A table directory where a directory stands under a table's name: the
+/// probe says what is there instead of calling the table missing.
+#[test]
+fn a_directory_under_a_table_name_is_named_as_such() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fake = dir.path().join("KQvK.dtz50");
+    std::fs::create_dir(&fake).expect("mkdir");
+    let (code, _, stderr) = run(&["probe", "8/8/8/8/8/2k5/8/KQ6 w - - 0 1"], dir.path());
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim_end(),
+        format!("error: {} is a directory, not a table file", fake.display())
+    );
+}
+
+/// `probe --batch` answers each line as soon as it is read, through a pipe
+/// that stays open, and goes on after lines that are not FENs at all.
+#[test]
+fn batch_answers_line_by_line_through_a_pipe() {
+    use std::{
+        io::{BufRead, BufReader, Write},
+        process::{Command as Std, Stdio},
+        sync::mpsc,
+        time::Duration,
+    };
+    let mut child = Std::new(assert_cmd::cargo::cargo_bin("dtz50"))
+        .args(["probe", "--batch", "--tables"])
+        .arg(tables().path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let (lines, answers) = mpsc::channel();
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    std::thread::spawn(move || {
+        for line in stdout.lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut ask = |input: &[u8]| -> serde_json::Value {
+        stdin.write_all(input).expect("write");
+        stdin.flush().expect("flush");
+        let line = answers
+            .recv_timeout(Duration::from_secs(20))
+            .expect("an answer before the next line is written");
+        assert!(line.len() < 400, "bounded: {line}");
+        serde_json::from_str(&line).expect("json")
+    };
+    let first = ask(b"8/8/8/8/8/2k5/8/KQ6 w - - 0 1\n");
+    assert_eq!(first["dtz"], 11);
+    let bad_utf8 = ask(b"8/8/8/\xff\xfe/8 w - - 0 1\n");
+    assert_eq!(bad_utf8["error"], "line is not valid UTF-8");
+    assert_eq!(bad_utf8["fen"], "8/8/8/\u{fffd}\u{fffd}/8 w - - 0 1");
+    let mut long = vec![b'8'; 100_000];
+    long.push(b'\n');
+    let too_long = ask(&long);
+    assert_eq!(too_long["error"], "line longer than 256 bytes: not a FEN");
+    assert_eq!(too_long["fen"], "8".repeat(32));
+    let last = ask(b"8/8/8/8/8/2k5/8/KQ6 b - - 0 1\r\n");
+    assert_eq!(last["outcome"], "loss");
+    drop(stdin);
+    let status = child.wait().expect("exits");
+    assert_eq!(status.code(), Some(2), "some lines failed");
 }

@@ -7,7 +7,7 @@ use std::{
     process::ExitCode,
 };
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use dtz50::{
     adjudicate::{AdjudicateOptions, FivefoldRule, adjudicate_pgn, render_text},
@@ -44,6 +44,12 @@ struct GameFailure {
 pub fn run(args: AdjudicateArgs) -> Result<ExitCode> {
     let file = std::fs::File::open(&args.pgn)
         .with_context(|| format!("cannot read {}", args.pgn.display()))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read {}", args.pgn.display()))?;
+    if meta.is_dir() {
+        bail!("{} is a directory, not a PGN file", args.pgn.display());
+    }
     let tables = if args.tables.tables.is_dir() {
         Some(args.tables.open()?)
     } else {

@@ -98,9 +98,15 @@ impl Reporter {
                     bar.set_length(plan.len() as u64);
                 }
             }
+            Event::RemovedStale(path) => {
+                self.println(&format!(
+                    "removed {}, left by a build that no longer runs",
+                    path.display()
+                ));
+            }
             Event::Skipped(material, path) => {
                 self.println(&format!(
-                    "{material}: already built ({}), skipped",
+                    "{material}: already built and intact ({}), skipped",
                     path.display()
                 ));
                 self.advance();

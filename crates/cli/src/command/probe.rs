@@ -39,39 +39,51 @@ pub fn run(args: ProbeArgs) -> Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut failed = false;
-    let mut answer = |fen: &str, out: &mut dyn Write| -> Result<()> {
+    let answer = |fen: &str, out: &mut dyn Write| -> Result<bool> {
         match probe_one(&tables, fen, args.halfmove) {
             Ok(report) if json => writeln!(out, "{}", serde_json::to_string(&report)?)?,
             Ok(report) => writeln!(out, "{}", report.text())?,
+            Err(e) if json => {
+                let error = ProbeFailure {
+                    fen: fen.trim(),
+                    error: one_line(&e),
+                };
+                writeln!(out, "{}", serde_json::to_string(&error)?)?;
+                return Ok(false);
+            }
             Err(e) => {
-                failed = true;
-                if json {
-                    let error = ProbeFailure {
-                        fen: fen.trim(),
-                        error: one_line(&e),
-                    };
-                    writeln!(out, "{}", serde_json::to_string(&error)?)?;
-                } else {
-                    out.flush()?;
-                    eprintln!("error: {}", one_line(&e));
-                }
+                out.flush()?;
+                eprintln!("error: {}", one_line(&e));
+                return Ok(false);
             }
         }
-        Ok(())
+        Ok(true)
     };
     if args.batch {
-        for line in io::stdin().lock().lines() {
-            let line = line.context("reading standard input")?;
-            if !line.trim().is_empty() {
-                answer(&line, &mut out)?;
+        // Each answer is flushed as soon as its line is read: a GUI or an
+        // engine writes one FEN and waits for the answer.
+        let mut input = io::stdin().lock();
+        while let Some(line) = read_line(&mut input).context("reading standard input")? {
+            match line {
+                Line::Text(text) if text.trim().is_empty() => continue,
+                Line::Text(text) => failed |= !answer(&text, &mut out)?,
+                Line::Unreadable { start, problem } => {
+                    failed = true;
+                    let error = ProbeFailure {
+                        fen: &start,
+                        error: problem,
+                    };
+                    writeln!(out, "{}", serde_json::to_string(&error)?)?;
+                }
             }
+            out.flush()?;
         }
     } else {
         if args.fens.is_empty() {
             bail!("no position: give a FEN or use --batch");
         }
         for fen in &args.fens {
-            answer(fen, &mut out)?;
+            failed |= !answer(fen, &mut out)?;
         }
     }
     out.flush()?;
@@ -91,6 +103,67 @@ struct ProbeReport {
     #[serde(flatten)]
     verdict: Verdict,
     best_move: Option<String>,
+}
+
+/// The longest line `--batch` reads as a position: a FEN is at most about
+/// 90 bytes; anything much longer is not one.
+const MAX_LINE: usize = 256;
+
+/// How much of an unreadable line an error repeats.
+const SHOWN: usize = 32;
+
+/// One line of standard input.
+enum Line {
+    /// A line of text (without its line ending).
+    Text(String),
+    /// A line that is not valid UTF-8 or longer than [`MAX_LINE`] bytes:
+    /// its start (at most [`SHOWN`] characters) and what is wrong.
+    Unreadable { start: String, problem: String },
+}
+
+/// The next line of `input`, reading at most [`MAX_LINE`] bytes of it into
+/// memory; `None` at the end of the input.
+fn read_line(input: &mut impl BufRead) -> io::Result<Option<Line>> {
+    let mut bytes = Vec::new();
+    let mut too_long = false;
+    loop {
+        let buffer = input.fill_buf()?;
+        if buffer.is_empty() {
+            if bytes.is_empty() && !too_long {
+                return Ok(None);
+            }
+            break;
+        }
+        let (chunk, ends) = match buffer.iter().position(|&b| b == b'\n') {
+            Some(at) => (&buffer[..at], at + 1),
+            None => (buffer, buffer.len()),
+        };
+        let room = (MAX_LINE + 1).saturating_sub(bytes.len());
+        bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        too_long |= bytes.len() > MAX_LINE;
+        let done = ends > chunk.len();
+        input.consume(ends);
+        if done {
+            break;
+        }
+    }
+    if bytes.last() == Some(&b'\r') {
+        bytes.pop();
+    }
+    let start = |bytes: &[u8]| String::from_utf8_lossy(bytes).chars().take(SHOWN).collect();
+    if too_long {
+        return Ok(Some(Line::Unreadable {
+            start: start(&bytes),
+            problem: format!("line longer than {MAX_LINE} bytes: not a FEN"),
+        }));
+    }
+    Ok(Some(match String::from_utf8(bytes) {
+        Ok(text) => Line::Text(text),
+        Err(e) => Line::Unreadable {
+            start: start(e.as_bytes()),
+            problem: "line is not valid UTF-8".to_owned(),
+        },
+    }))
 }
 
 /// A line that could not be probed, in JSON.
