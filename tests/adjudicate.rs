@@ -33,8 +33,7 @@ fn tables() -> &'static TableSet {
 }
 
 fn run(pgn: &str, store: Option<&dyn StoredValues>, fivefold: FivefoldRule) -> Vec<GameReport> {
-    adjudicate_pgn(pgn.as_bytes(), store, &AdjudicateOptions { fivefold })
-        .into_iter()
+    adjudicate_pgn(pgn.as_bytes(), store, AdjudicateOptions { fivefold })
         .map(|r| r.expect("a legal game"))
         .collect()
 }
@@ -531,7 +530,8 @@ fn an_illegal_move_spoils_only_its_own_game() {
         ),
     ]
     .concat();
-    let results = adjudicate_pgn(pgn.as_bytes(), None, &AdjudicateOptions::default());
+    let results: Vec<_> =
+        adjudicate_pgn(pgn.as_bytes(), None, AdjudicateOptions::default()).collect();
     assert_eq!(results.len(), 3);
 
     let first = results[0].as_ref().expect("game 1 is legal");
@@ -577,7 +577,8 @@ fn bad_variants_fens_and_syntax_are_reported_per_game() {
         "[White \"L\"]\n\n1. e4 { never closed\n".to_owned(),
     ]
     .concat();
-    let results = adjudicate_pgn(pgn.as_bytes(), None, &AdjudicateOptions::default());
+    let results: Vec<_> =
+        adjudicate_pgn(pgn.as_bytes(), None, AdjudicateOptions::default()).collect();
     assert_eq!(results.len(), 4);
     assert!(matches!(
         &results[0],

@@ -84,7 +84,7 @@ use std::io::{self, Read};
 
 use pgn_reader::Reader;
 
-use self::{pgn::Collector, replay::adjudicate_game};
+use self::pgn::Collector;
 use crate::probe::StoredValues;
 
 mod pgn;
@@ -118,47 +118,66 @@ pub struct AdjudicateOptions {
     pub fivefold: FivefoldRule,
 }
 
-/// Adjudicate every game of a PGN, in file order.
+/// Adjudicate every game of a PGN, in file order, as the games are read.
 ///
 /// `store`, if given, provides the tablebase verdicts (see the module doc);
 /// pass `None` to apply the draw rules only. Each game gives a report or an
 /// error; an error in one game does not stop the others. Reading stops at
 /// an I/O error other than malformed data (reported as the last element).
+/// Games are read and replayed one at a time, move by move: memory does
+/// not grow with the file, nor with a game's moves after its end.
 ///
 /// ```
 /// use dtz50::adjudicate::{AdjudicateOptions, adjudicate_pgn};
 ///
 /// let pgn = "[White \"A\"]\n[Black \"B\"]\n[Result \"1/2-1/2\"]\n\n\
 ///            1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 1/2-1/2\n";
-/// let reports = adjudicate_pgn(pgn.as_bytes(), None, &AdjudicateOptions::default());
-/// let report = reports[0].as_ref().expect("legal game");
+/// let mut games = adjudicate_pgn(pgn.as_bytes(), None, AdjudicateOptions::default());
+/// let report = games.next().expect("one game").expect("legal game");
 /// assert_eq!(report.events[0].ply, 8);
 /// assert_eq!(report.events[0].san.as_deref(), Some("Ng8"));
+/// assert!(games.next().is_none());
 /// ```
-pub fn adjudicate_pgn<R: Read>(
+pub fn adjudicate_pgn<'a, R: Read>(
     pgn: R,
-    store: Option<&dyn StoredValues>,
-    options: &AdjudicateOptions,
-) -> Vec<Result<GameReport, GameError>> {
-    let mut reader = Reader::new(pgn);
-    let mut collector = Collector::default();
-    let mut out = Vec::new();
-    loop {
-        match reader.read_game(&mut collector) {
-            Ok(None) => break,
-            Ok(Some(raw)) => out.push(adjudicate_game(raw, store, options)),
+    store: Option<&'a dyn StoredValues>,
+    options: AdjudicateOptions,
+) -> Games<'a, R> {
+    Games {
+        reader: Reader::new(pgn),
+        collector: Collector::new(store, options),
+        done: false,
+    }
+}
+
+/// The games of a PGN, adjudicated one at a time (see [`adjudicate_pgn`]).
+pub struct Games<'a, R> {
+    reader: Reader<R>,
+    collector: Collector<'a>,
+    done: bool,
+}
+
+impl<R: Read> Iterator for Games<'_, R> {
+    type Item = Result<GameReport, GameError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.reader.read_game(&mut self.collector) {
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Ok(Some(game)) => Some(game),
             Err(source) => {
-                let fatal = source.kind() != io::ErrorKind::InvalidData;
-                out.push(Err(GameError::Pgn {
-                    game: collector.label.clone(),
-                    plies: collector.plies,
+                self.done = source.kind() != io::ErrorKind::InvalidData;
+                Some(Err(GameError::Pgn {
+                    game: self.collector.label.clone(),
+                    plies: self.collector.plies,
                     source,
-                }));
-                if fatal {
-                    break;
-                }
+                }))
             }
         }
     }
-    out
 }

@@ -1,87 +1,111 @@
-//! Reading PGN: each game's tags and main-line moves, before replaying it.
+//! Reading PGN: each game's tags, then its main-line moves handed to the
+//! replay one at a time, so that memory does not grow with the game.
 
 use std::ops::ControlFlow;
 
 use pgn_reader::{RawTag, Visitor};
 use shakmaty::{KnownOutcome, san::SanPlus};
 
-use super::report::{GameLabel, GameResult};
+use super::{
+    AdjudicateOptions,
+    replay::GameInProgress,
+    report::{GameError, GameLabel, GameReport, GameResult},
+};
+use crate::probe::StoredValues;
 
-/// A game as read from the PGN, before replaying it.
+/// A game's tags, as read before its moves.
 #[derive(Debug, Default)]
-pub(super) struct RawGame {
+pub(super) struct Tags {
     pub(super) label: GameLabel,
     pub(super) result_tag: Option<String>,
     pub(super) fen: Option<String>,
     pub(super) setup: Option<String>,
     pub(super) variant: Option<String>,
-    pub(super) moves: Vec<SanPlus>,
-    pub(super) marker: Option<GameResult>,
 }
 
-/// The pgn-reader visitor. It keeps the label and move count of the game
-/// being read, to name it if the reader fails half-way.
-#[derive(Debug, Default)]
-pub(super) struct Collector {
+/// The pgn-reader visitor: it replays each game as its moves are read. It
+/// keeps the label and move count of the game being read, to name it if
+/// the reader fails half-way.
+pub(super) struct Collector<'a> {
     pub(super) games: usize,
     pub(super) label: GameLabel,
     pub(super) plies: usize,
+    pub(super) store: Option<&'a dyn StoredValues>,
+    pub(super) options: AdjudicateOptions,
 }
 
-impl Visitor for Collector {
-    type Tags = RawGame;
-    type Movetext = RawGame;
-    type Output = RawGame;
+impl<'a> Collector<'a> {
+    /// A visitor judging with `store` (if any) under `options`.
+    pub(super) fn new(store: Option<&'a dyn StoredValues>, options: AdjudicateOptions) -> Self {
+        Collector {
+            games: 0,
+            label: GameLabel::default(),
+            plies: 0,
+            store,
+            options,
+        }
+    }
+}
 
-    fn begin_tags(&mut self) -> ControlFlow<RawGame, RawGame> {
+impl<'a> Visitor for Collector<'a> {
+    type Tags = Tags;
+    type Movetext = GameInProgress<'a>;
+    type Output = Result<GameReport, GameError>;
+
+    fn begin_tags(&mut self) -> ControlFlow<Self::Output, Tags> {
         self.games += 1;
         self.plies = 0;
         self.label = GameLabel {
             number: self.games,
             ..GameLabel::default()
         };
-        ControlFlow::Continue(RawGame {
+        ControlFlow::Continue(Tags {
             label: self.label.clone(),
-            ..RawGame::default()
+            ..Tags::default()
         })
     }
 
-    fn tag(&mut self, game: &mut RawGame, name: &[u8], value: RawTag<'_>) -> ControlFlow<RawGame> {
+    fn tag(
+        &mut self,
+        tags: &mut Tags,
+        name: &[u8],
+        value: RawTag<'_>,
+    ) -> ControlFlow<Self::Output> {
         let value = value.decode_utf8_lossy().into_owned();
         match name {
             b"White" => {
                 self.label.white = Some(value.clone());
-                game.label.white = Some(value);
+                tags.label.white = Some(value);
             }
             b"Black" => {
                 self.label.black = Some(value.clone());
-                game.label.black = Some(value);
+                tags.label.black = Some(value);
             }
-            b"Result" => game.result_tag = Some(value),
-            b"FEN" => game.fen = Some(value),
-            b"SetUp" => game.setup = Some(value),
-            b"Variant" => game.variant = Some(value),
+            b"Result" => tags.result_tag = Some(value),
+            b"FEN" => tags.fen = Some(value),
+            b"SetUp" => tags.setup = Some(value),
+            b"Variant" => tags.variant = Some(value),
             _ => {}
         }
         ControlFlow::Continue(())
     }
 
-    fn begin_movetext(&mut self, game: RawGame) -> ControlFlow<RawGame, RawGame> {
-        ControlFlow::Continue(game)
+    fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<Self::Output, GameInProgress<'a>> {
+        ControlFlow::Continue(GameInProgress::start(tags, self.store, self.options))
     }
 
-    fn san(&mut self, game: &mut RawGame, san: SanPlus) -> ControlFlow<RawGame> {
+    fn san(&mut self, game: &mut GameInProgress<'a>, san: SanPlus) -> ControlFlow<Self::Output> {
         self.plies += 1;
-        game.moves.push(san);
+        game.push(&san);
         ControlFlow::Continue(())
     }
 
     fn outcome(
         &mut self,
-        game: &mut RawGame,
+        game: &mut GameInProgress<'a>,
         outcome: pgn_reader::Outcome,
-    ) -> ControlFlow<RawGame> {
-        game.marker = Some(match outcome.known() {
+    ) -> ControlFlow<Self::Output> {
+        game.set_marker(match outcome.known() {
             Some(KnownOutcome::Decisive { winner }) => GameResult::win_for(winner),
             Some(KnownOutcome::Draw) => GameResult::Draw,
             None => GameResult::Undecided,
@@ -89,7 +113,7 @@ impl Visitor for Collector {
         ControlFlow::Continue(())
     }
 
-    fn end_game(&mut self, game: RawGame) -> RawGame {
-        game
+    fn end_game(&mut self, game: GameInProgress<'a>) -> Self::Output {
+        game.finish()
     }
 }

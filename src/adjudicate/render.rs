@@ -82,13 +82,20 @@ impl fmt::Display for GameReport {
             Agreement::Open => "not decided by the rules",
         };
         writeln!(f, "  PGN result: {tag} ({agreement})")?;
-        if !self.moves_after_end.is_empty() {
+        if self.played_after_end > 0 {
+            let listed = self.moves_after_end.len();
+            let more = self.played_after_end as usize - listed;
+            let tail = if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            };
             writeln!(
                 f,
-                "  Played after the game had ended: {} ({} {})",
+                "  Played after the game had ended: {}{tail} ({} {})",
                 self.moves_after_end.join(", "),
-                self.moves_after_end.len(),
-                if self.moves_after_end.len() == 1 {
+                self.played_after_end,
+                if self.played_after_end == 1 {
                     "half-move"
                 } else {
                     "half-moves"

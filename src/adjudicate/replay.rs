@@ -10,7 +10,7 @@ use shakmaty::{
 
 use super::{
     AdjudicateOptions, FivefoldRule,
-    pgn::RawGame,
+    pgn::Tags,
     report::{
         Agreement, Ending, Event, EventKind, GameError, GameLabel, GameReport, GameResult,
         PlyVerdict, VerdictChange, color_title,
@@ -73,31 +73,78 @@ fn move_label(number: u32, color: Color, san: &str) -> String {
     }
 }
 
-pub(super) fn adjudicate_game(
-    raw: RawGame,
-    store: Option<&dyn StoredValues>,
-    options: &AdjudicateOptions,
-) -> Result<GameReport, GameError> {
-    let mode = castling_mode(&raw)?;
-    let start = start_position(&raw, mode)?;
-    let mut replay = Replay::new(raw.label.clone(), start, store, *options);
+/// At most this many moves played after the end are listed by name; the
+/// rest are counted.
+pub(super) const MAX_LISTED_AFTER_END: usize = 20;
 
-    let mut last: Option<MoveInfo> = None;
-    let mut pending = replay.resolve(raw.moves.first())?;
-    loop {
-        replay.examine(last.as_ref(), pending)?;
-        let Some(m) = pending else { break };
-        last = Some(replay.play(m));
-        pending = replay.resolve(raw.moves.get(replay.ply as usize))?;
-    }
-
-    let result_tag = raw
-        .result_tag
-        .or_else(|| raw.marker.map(|r| r.as_str().to_owned()));
-    Ok(replay.finish(raw.fen, raw.moves.len(), result_tag))
+/// A game being read and replayed, move by move.
+pub(super) struct GameInProgress<'a> {
+    fen: Option<String>,
+    result_tag: Option<String>,
+    marker: Option<GameResult>,
+    /// The replay, or the error that stopped it (later moves are only
+    /// counted).
+    replay: Result<Replay<'a>, GameError>,
+    /// The last move played.
+    last: Option<MoveInfo>,
+    /// Moves read in the main line.
+    moves: usize,
 }
 
-fn castling_mode(raw: &RawGame) -> Result<CastlingMode, GameError> {
+impl<'a> GameInProgress<'a> {
+    /// Start replaying a game from its tags.
+    pub(super) fn start(
+        tags: Tags,
+        store: Option<&'a dyn StoredValues>,
+        options: AdjudicateOptions,
+    ) -> GameInProgress<'a> {
+        let replay = castling_mode(&tags)
+            .and_then(|mode| start_position(&tags, mode))
+            .map(|start| Replay::new(tags.label.clone(), start, store, options));
+        GameInProgress {
+            fen: tags.fen,
+            result_tag: tags.result_tag,
+            marker: None,
+            replay,
+            last: None,
+            moves: 0,
+        }
+    }
+
+    /// The next move of the main line: judge the position it is played
+    /// from, then play it.
+    pub(super) fn push(&mut self, san: &SanPlus) {
+        self.moves += 1;
+        let Ok(replay) = &mut self.replay else {
+            return;
+        };
+        let step = replay.resolve(Some(san)).and_then(|m| {
+            replay.examine(self.last.as_ref(), m)?;
+            Ok(m.map(|m| replay.play(m)))
+        });
+        match step {
+            Ok(played) => self.last = played,
+            Err(e) => self.replay = Err(e),
+        }
+    }
+
+    /// The movetext's termination marker.
+    pub(super) fn set_marker(&mut self, marker: GameResult) {
+        self.marker = Some(marker);
+    }
+
+    /// Judge the final position and report.
+    pub(super) fn finish(self) -> Result<GameReport, GameError> {
+        let mut replay = self.replay?;
+        replay.examine(self.last.as_ref(), None)?;
+        let result_tag = self
+            .result_tag
+            .or_else(|| self.marker.map(|r| r.as_str().to_owned()));
+        Ok(replay.finish(self.fen, self.moves, result_tag))
+    }
+}
+
+fn castling_mode(raw: &Tags) -> Result<CastlingMode, GameError> {
     let Some(variant) = &raw.variant else {
         return Ok(CastlingMode::Standard);
     };
@@ -115,7 +162,7 @@ fn castling_mode(raw: &RawGame) -> Result<CastlingMode, GameError> {
     }
 }
 
-fn start_position(raw: &RawGame, mode: CastlingMode) -> Result<Chess, GameError> {
+fn start_position(raw: &Tags, mode: CastlingMode) -> Result<Chess, GameError> {
     let Some(fen) = &raw.fen else {
         if raw.setup.as_deref().map(str::trim) == Some("1") {
             return Err(GameError::BadFen {
@@ -158,6 +205,7 @@ struct Replay<'a> {
     verdicts: Vec<PlyVerdict>,
     last_verdict: Option<PlyVerdict>,
     moves_after_end: Vec<String>,
+    played_after_end: u32,
 }
 
 impl<'a> Replay<'a> {
@@ -186,6 +234,7 @@ impl<'a> Replay<'a> {
             verdicts: Vec::new(),
             last_verdict: None,
             moves_after_end: Vec::new(),
+            played_after_end: 0,
         }
     }
 
@@ -216,7 +265,11 @@ impl<'a> Replay<'a> {
         self.ply += 1;
         let info = MoveInfo { number, color, san };
         if self.ended.is_some() {
-            self.moves_after_end.push(info.label());
+            // A long tail after the end is summarised, not kept.
+            if self.moves_after_end.len() < MAX_LISTED_AFTER_END {
+                self.moves_after_end.push(info.label());
+            }
+            self.played_after_end += 1;
         } else {
             let key = PositionKey::of(&self.pos);
             if m.is_zeroing() {
@@ -557,6 +610,7 @@ impl<'a> Replay<'a> {
             result_tag,
             agreement,
             moves_after_end: self.moves_after_end,
+            played_after_end: self.played_after_end,
         }
     }
 }

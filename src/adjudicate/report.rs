@@ -341,6 +341,9 @@ pub struct GameReport {
     /// Moves played after the rules had ended the game, labelled like
     /// `41. Nf3`.
     pub moves_after_end: Vec<String>,
+    /// How many half-moves were played after the end (only the first 20
+    /// are listed in `moves_after_end`).
+    pub played_after_end: u32,
 }
 
 /// Why a game could not be adjudicated.

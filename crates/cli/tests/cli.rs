@@ -523,3 +523,94 @@ fn batch_answers_line_by_line_through_a_pipe() {
     let status = child.wait().expect("exits");
     assert_eq!(status.code(), Some(2), "some lines failed");
 }
+
+/// Peak resident memory of a process, in KiB, read from `/proc` while it
+/// runs (the high-water mark only grows, so the last reading is the peak
+/// up to a few milliseconds before exit).
+fn run_measuring_peak_rss(mut command: std::process::Command) -> (i32, u64) {
+    let mut child = command.spawn().expect("runs");
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&status)
+            && let Some(kib) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
+        {
+            peak = peak.max(kib);
+        }
+        if let Some(exit) = child.try_wait().expect("wait") {
+            return (exit.code().expect("exit code"), peak);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// `adjudicate` reads and reports game by game: a 50 MB PGN (thousands of
+/// games, and one game with a million half-moves after its end) goes
+/// through in bounded memory, and the long tail is summarised.
+#[test]
+fn adjudicate_streams_a_large_pgn_in_bounded_memory() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("big.pgn");
+    let mut pgn = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+    // Knight shuffles: the start position appears a fifth time at ply 16.
+    let shuffle = |from: u32, count: u32| -> String {
+        (from..from + count)
+            .map(|n| format!("{}. Nf3 Nf6 {}. Ng1 Ng8 ", 2 * n - 1, 2 * n))
+            .collect()
+    };
+    writeln!(
+        pgn,
+        "[White \"Long\"]\n[Black \"Tail\"]\n[Result \"*\"]\n\n{}*\n",
+        shuffle(1, 250_000)
+    )
+    .expect("write");
+    let mut written = 0;
+    let mut games = 1;
+    while written < 50 << 20 {
+        let game = format!(
+            "[White \"W{games}\"]\n[Black \"B{games}\"]\n[Result \"1/2-1/2\"]\n\n{}1/2-1/2\n\n",
+            shuffle(1, 6)
+        );
+        pgn.write_all(game.as_bytes()).expect("write");
+        written += game.len();
+        games += 1;
+    }
+    drop(pgn);
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("dtz50"));
+    command
+        .args(["adjudicate", "--json", "--tables", "/nonexistent"])
+        .arg(&path)
+        .stdout(std::process::Stdio::null());
+    let (code, peak_kib) = run_measuring_peak_rss(command);
+    assert_eq!(code, 0);
+    eprintln!("adjudicate of a {written}-byte PGN: peak RSS {peak_kib} KiB");
+    assert!(peak_kib < 64 << 10, "peak RSS {peak_kib} KiB");
+
+    let out = dtz50()
+        .args(["adjudicate", "--tables", "/nonexistent"])
+        .arg(&path)
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let first_game = stdout.split("\nGame 2").next().expect("text");
+    let tail = first_game
+        .lines()
+        .find(|l| l.starts_with("  Played after the game had ended: "))
+        .expect("the tail line");
+    assert!(
+        tail.starts_with("  Played after the game had ended: 9. Nf3, 9... Nf6, 10. Ng1,"),
+        "{tail}"
+    );
+    assert!(
+        tail.ends_with(", and 999964 more (999984 half-moves)"),
+        "{tail}"
+    );
+    assert!(first_game.len() < 2000, "{first_game}");
+    // The last game (game number `games`) is reported too.
+    let last = games - 1;
+    assert!(stdout.contains(&format!("Game {games}: W{last} – B{last}\n")));
+}

@@ -64,7 +64,7 @@ pub fn run(args: AdjudicateArgs) -> Result<ExitCode> {
     };
     let store = tables.as_ref().map(|t| t as &dyn StoredValues);
     let mut failed = false;
-    for game in adjudicate_pgn(io::BufReader::new(file), store, &options) {
+    for game in adjudicate_pgn(io::BufReader::new(file), store, options) {
         match game {
             Ok(report) if args.json => say(serde_json::to_string(&report)?)?,
             Ok(report) => say(render_text(&report))?,
