@@ -77,13 +77,15 @@
 use thiserror::Error;
 
 mod block;
+mod cache;
 mod header;
 mod reader;
 mod writer;
 
 pub(crate) use block::nibble_wdl;
+pub use cache::BlockCache;
 pub use header::{Header, SideStats};
-pub use reader::TableFile;
+pub use reader::{PositionalFile, Source, TableFile};
 pub use writer::{SolvedValues, write_table};
 
 /// First bytes of every table file.
@@ -130,7 +132,7 @@ impl std::fmt::Display for Section {
 }
 
 /// What is wrong with a table file.
-#[derive(Debug, Clone, Error, PartialEq, Eq)]
+#[derive(Debug, Error)]
 pub enum FormatError {
     /// Shorter than a header and trailer.
     #[error("truncated: {len} bytes, a table file has at least {min}")]
@@ -179,6 +181,15 @@ pub enum FormatError {
         expected: String,
         /// Computed checksum (hex).
         got: String,
+    },
+    /// Bytes of the file could not be read (it was truncated or changed
+    /// while open, or the disk failed).
+    #[error("cannot read at byte {offset}")]
+    Read {
+        /// Where the read started.
+        offset: u64,
+        /// What the read reported.
+        source: std::io::Error,
     },
     /// A block does not decompress to its size.
     #[error("{section} block {block} is corrupt")]

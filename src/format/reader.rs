@@ -1,11 +1,14 @@
-//! The reader: a [`TableFile`] over any `D: AsRef<[u8]>` (a `Vec` in
-//! tests, a memory map in production). [`TableFile::new`] checks size,
-//! magic, version, length, header fields and the block-offset tables
-//! (cheap); every block is checked for bounds, exact decompressed size and
-//! valid codes when first used; [`TableFile::verify`] checks both section
-//! checksums, the file checksum and every block.
+//! The reader: a [`TableFile`] over any [`Source`] of bytes: memory (a
+//! `Vec` in tests, a memory map for engines) or positional reads of an
+//! open file ([`PositionalFile`], for processes that live long: a file that
+//! changes under them gives errors, never a SIGBUS). [`TableFile::new`]
+//! checks size, magic, version, length, header fields and the block-offset
+//! tables (cheap); every block is checked for bounds, exact decompressed
+//! size and valid codes when first used; [`TableFile::verify`] checks both
+//! section checksums, the file checksum and every block. Decoded blocks
+//! are kept per file, or in a shared [`BlockCache`] of bounded size.
 
-use std::sync::OnceLock;
+use std::{borrow::Cow, fs::File, io, path::Path, sync::Arc};
 
 use sha2::{Digest, Sha256};
 use shakmaty::Color;
@@ -13,6 +16,7 @@ use shakmaty::Color;
 use super::{
     BLOCK_POSITIONS, FormatError, HEADER_LEN, MAGIC, Section, TRAILER_LEN, VERSION,
     block::{MAX_DTZ_CODE, nibble_wdl, pack_nibbles, packed_len, unpack, wdl_code},
+    cache::{BlockCache, Blocks, Code},
     header::{Header, parse_header},
     hex, u16_at, u32_at, u64_at,
 };
@@ -21,61 +25,175 @@ use crate::{
     value::{Dtz, Wdl},
 };
 
+/// Where a table file's bytes come from.
+pub trait Source: Send + Sync {
+    /// Total bytes.
+    fn size(&self) -> u64;
+
+    /// `len` bytes from `offset` (borrowed from memory, or read).
+    ///
+    /// # Errors
+    /// If they cannot be read (for a file: it was truncated, or the disk
+    /// failed).
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>>;
+}
+
+impl<D: AsRef<[u8]> + Send + Sync> Source for D {
+    fn size(&self) -> u64 {
+        self.as_ref().len() as u64
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        usize::try_from(offset)
+            .ok()
+            .and_then(|start| self.as_ref().get(start..start.checked_add(len)?))
+            .map(Cow::Borrowed)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))
+    }
+}
+
+/// A file read by positional reads (`pread`), never mapped: if it is
+/// truncated or rewritten while open, reads fail or see the new bytes,
+/// and the process goes on.
+#[derive(Debug)]
+pub struct PositionalFile {
+    file: File,
+    size: u64,
+}
+
+impl PositionalFile {
+    /// Open `path` for positional reads; its size is taken now.
+    ///
+    /// # Errors
+    /// If it cannot be opened.
+    pub fn open(path: &Path) -> io::Result<PositionalFile> {
+        let file = File::open(path)?;
+        let size = file.metadata()?.len();
+        Ok(PositionalFile { file, size })
+    }
+}
+
+impl Source for PositionalFile {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        use std::os::unix::fs::FileExt;
+        let mut buffer = vec![0; len];
+        self.file.read_exact_at(&mut buffer, offset)?;
+        Ok(Cow::Owned(buffer))
+    }
+}
+
 /// Where one section's blocks are.
 #[derive(Debug)]
 struct SectionMap<T> {
-    index_offset: usize,
-    blocks: usize,
+    /// Offset of the block-offset table.
+    index_offset: u64,
+    /// Each block's start, and the end of the last one.
+    offsets: Vec<u64>,
     digest: [u8; 32],
-    /// Unpacked blocks, filled on first use.
-    cache: Vec<OnceLock<Box<[T]>>>,
+    /// Decoded blocks.
+    blocks: Blocks<T>,
 }
 
-/// A table file read from `D` (a memory map or a byte vector).
+impl<T> SectionMap<T> {
+    fn block_count(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// The end of the section (after its block-offset table).
+    fn end(&self) -> u64 {
+        self.index_offset + 8 * self.offsets.len() as u64
+    }
+}
+
+/// A table file read from a [`Source`] (a memory map, a byte vector, a
+/// [`PositionalFile`]).
 #[derive(Debug)]
-pub struct TableFile<D> {
-    data: D,
+pub struct TableFile<S> {
+    source: S,
     header: Header,
     layout: Layout,
     /// WDL codes (0 = loss ..= 4 = win) per position.
     wdl: SectionMap<u8>,
-    /// DTZ codes (see [`dtz_code`]) per position.
+    /// DTZ codes (see the block module) per position.
     dtz: SectionMap<u16>,
 }
 
-impl<D: AsRef<[u8]>> TableFile<D> {
-    /// Check the header, trailer and block tables and wrap the data.
+/// How a file keeps its decoded blocks.
+enum Keeping {
+    /// Each block once decoded, while the file is open.
+    All,
+    /// In a shared bounded cache.
+    Shared(Arc<BlockCache>),
+}
+
+impl Keeping {
+    /// The block store of one section of `count` blocks.
+    fn blocks<T>(&self, count: usize, section: Section) -> Blocks<T> {
+        match self {
+            Keeping::All => Blocks::Kept((0..count).map(|_| Default::default()).collect()),
+            Keeping::Shared(cache) => Blocks::Shared {
+                cache: cache.clone(),
+                file: cache.register(),
+                section,
+            },
+        }
+    }
+}
+
+impl<S: Source> TableFile<S> {
+    /// Check the header, trailer and block tables and wrap the source.
+    /// Decoded blocks are kept while the file is open.
     ///
     /// # Errors
     /// A [`FormatError`] saying what is wrong.
-    pub fn new(data: D) -> Result<TableFile<D>, FormatError> {
-        let b = data.as_ref();
+    pub fn new(source: S) -> Result<TableFile<S>, FormatError> {
+        TableFile::open(source, Keeping::All)
+    }
+
+    /// As [`TableFile::new`], keeping decoded blocks in `cache`.
+    ///
+    /// # Errors
+    /// A [`FormatError`] saying what is wrong.
+    pub fn with_cache(source: S, cache: Arc<BlockCache>) -> Result<TableFile<S>, FormatError> {
+        TableFile::open(source, Keeping::Shared(cache))
+    }
+
+    fn open(source: S, keeping: Keeping) -> Result<TableFile<S>, FormatError> {
+        let size = source.size();
         let min = (HEADER_LEN + TRAILER_LEN) as u64;
-        if (b.len() as u64) < min {
-            return Err(FormatError::TooShort {
-                len: b.len() as u64,
-                min,
-            });
+        if size < min {
+            return Err(FormatError::TooShort { len: size, min });
         }
-        if b[..8] != MAGIC {
+        let read = |offset: u64, len: usize| {
+            source
+                .read_at(offset, len)
+                .map_err(|source| FormatError::Read { offset, source })
+        };
+        let head = read(0, HEADER_LEN)?;
+        if head[..8] != MAGIC {
             return Err(FormatError::BadMagic);
         }
-        let version = u16_at(b, 8);
+        let version = u16_at(&head, 8);
         if version != VERSION {
             return Err(FormatError::Version {
                 expected: VERSION,
                 got: version,
             });
         }
-        let trailer = b.len() - TRAILER_LEN;
-        let recorded = u64_at(b, trailer + 96);
-        if recorded != b.len() as u64 {
+        let trailer_at = size - TRAILER_LEN as u64;
+        let trailer = read(trailer_at, TRAILER_LEN)?;
+        let recorded = u64_at(&trailer, 96);
+        if recorded != size {
             return Err(FormatError::Length {
                 expected: recorded,
-                got: b.len() as u64,
+                got: size,
             });
         }
-        let header = parse_header(b)?;
+        let header = parse_header(&head)?;
         let layout = Layout::new(header.material);
         if layout.size() != header.positions {
             return Err(FormatError::Header(format!(
@@ -86,11 +204,23 @@ impl<D: AsRef<[u8]>> TableFile<D> {
             )));
         }
         let blocks = (2 * header.positions).div_ceil(u64::from(BLOCK_POSITIONS)) as usize;
-        let wdl = section_map(b, Section::Wdl, trailer, blocks, HEADER_LEN)?;
-        let wdl_end = wdl.index_offset + 8 * (blocks + 1);
-        let dtz = section_map(b, Section::Dtz, trailer + 48, blocks, wdl_end)?;
+        let wdl = section_map(
+            &read,
+            Section::Wdl,
+            &trailer[..48],
+            (blocks, HEADER_LEN as u64, trailer_at),
+            keeping.blocks(blocks, Section::Wdl),
+        )?;
+        let dtz = section_map(
+            &read,
+            Section::Dtz,
+            &trailer[48..96],
+            (blocks, wdl.end(), trailer_at),
+            keeping.blocks(blocks, Section::Dtz),
+        )?;
+        drop((head, trailer));
         Ok(TableFile {
-            data,
+            source,
             header,
             layout,
             wdl,
@@ -109,8 +239,8 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     }
 
     /// Total bytes.
-    pub fn len(&self) -> usize {
-        self.data.as_ref().len()
+    pub fn len(&self) -> u64 {
+        self.source.size()
     }
 
     /// Whether the file is empty (never, for a valid file).
@@ -121,23 +251,30 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     /// The WDL stored at `index` with `turn` to move.
     ///
     /// # Errors
-    /// A corrupt block.
+    /// A corrupt or unreadable block.
     pub fn wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, FormatError> {
         let (block, offset) = self.locate(turn, index);
-        let pairs = self.cached(Section::Wdl, &self.wdl, block, |v| v as u8, pack_nibbles)?;
-        Ok(nibble_wdl(pairs, offset))
+        self.wdl.blocks.with(
+            block,
+            || Ok(pack_nibbles(self.decode(Section::Wdl, block, |v| v as u8)?)),
+            |pairs| nibble_wdl(pairs, offset),
+        )
     }
 
     /// The DTZ stored at `index` with `turn` to move.
     ///
     /// # Errors
-    /// A corrupt block.
+    /// A corrupt or unreadable block.
     pub fn dtz(&self, turn: Color, index: TableIndex) -> Result<Dtz, FormatError> {
         let wdl = self.wdl(turn, index)?;
         let (block, offset) = self.locate(turn, index);
         let code = match wdl {
             Wdl::Draw => 0,
-            _ => self.cached(Section::Dtz, &self.dtz, block, |v| v, |codes| codes)?[offset],
+            _ => self.dtz.blocks.with(
+                block,
+                || self.decode(Section::Dtz, block, |v| v),
+                |codes| codes[offset],
+            )?,
         };
         Ok(self.signed_dtz(wdl, code))
     }
@@ -147,10 +284,10 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     /// readers that go through a whole table once.
     ///
     /// # Errors
-    /// A corrupt block.
+    /// A corrupt or unreadable block.
     pub fn block_entries(&self, block: usize) -> Result<Vec<(Wdl, Dtz)>, FormatError> {
-        let wdl = self.decode(Section::Wdl, self.wdl.index_offset, block, |v| v as u8)?;
-        let dtz = self.decode(Section::Dtz, self.dtz.index_offset, block, |v| v)?;
+        let wdl = self.decode(Section::Wdl, block, |v| v as u8)?;
+        let dtz = self.decode(Section::Dtz, block, |v| v)?;
         Ok(wdl
             .into_iter()
             .zip(dtz)
@@ -176,22 +313,17 @@ impl<D: AsRef<[u8]>> TableFile<D> {
 
     /// Number of WDL blocks.
     pub fn wdl_block_count(&self) -> usize {
-        self.wdl.blocks
+        self.wdl.block_count()
     }
 
     /// One WDL block unpacked (and checked) without keeping it: two codes
-    /// per byte, the first in the low nibble, as [`TableFile::wdl`] caches
+    /// per byte, the first in the low nibble, as [`TableFile::wdl`] keeps
     /// them. For readers that hold blocks only for a while.
     ///
     /// # Errors
-    /// A corrupt block.
+    /// A corrupt or unreadable block.
     pub fn unpack_wdl_block(&self, block: usize) -> Result<Vec<u8>, FormatError> {
-        Ok(pack_nibbles(self.decode(
-            Section::Wdl,
-            self.wdl.index_offset,
-            block,
-            |v| v as u8,
-        )?))
+        Ok(pack_nibbles(self.decode(Section::Wdl, block, |v| v as u8)?))
     }
 
     /// The block holding `index` with `turn` to move, and the position in
@@ -206,35 +338,19 @@ impl<D: AsRef<[u8]>> TableFile<D> {
         ((at / per) as usize, (at % per) as usize)
     }
 
-    /// The unpacked codes of a block, decoded on first use and kept in
-    /// the form `keep` gives them.
-    fn cached<'a, T: Copy + Default>(
+    /// Read, decompress and unpack one block, checking its exact size and
+    /// that every code is a value the section can hold.
+    fn decode<T: Code>(
         &self,
         section: Section,
-        map: &'a SectionMap<T>,
-        block: usize,
-        narrow: fn(u16) -> T,
-        keep: fn(Vec<T>) -> Vec<T>,
-    ) -> Result<&'a [T], FormatError> {
-        if let Some(codes) = map.cache[block].get() {
-            return Ok(codes);
-        }
-        let codes = keep(self.decode(section, map.index_offset, block, narrow)?);
-        Ok(map.cache[block].get_or_init(|| codes.into_boxed_slice()))
-    }
-
-    /// Decompress and unpack one block, checking its exact size and that
-    /// every code is a value the section can hold.
-    fn decode<T: Copy + Default>(
-        &self,
-        section: Section,
-        index_offset: usize,
         block: usize,
         narrow: fn(u16) -> T,
     ) -> Result<Vec<T>, FormatError> {
-        let b = self.data.as_ref();
-        let start = u64_at(b, index_offset + 8 * block) as usize;
-        let end = u64_at(b, index_offset + 8 * (block + 1)) as usize;
+        let offsets = match section {
+            Section::Wdl => &self.wdl.offsets,
+            _ => &self.dtz.offsets,
+        };
+        let (start, end) = (offsets[block], offsets[block + 1]);
         let total = 2 * self.header.positions;
         let first = block as u64 * u64::from(BLOCK_POSITIONS);
         let values = (total - first).min(u64::from(BLOCK_POSITIONS)) as usize;
@@ -243,10 +359,33 @@ impl<D: AsRef<[u8]>> TableFile<D> {
             _ => MAX_DTZ_CODE,
         };
         let corrupt = || FormatError::Block { section, block };
-        let frame = b.get(start..end).ok_or_else(corrupt)?;
+        let frame = self
+            .source
+            .read_at(start, (end - start) as usize)
+            .map_err(|source| FormatError::Read {
+                offset: start,
+                source,
+            })?;
         let capacity = packed_len(values, 1 << 16, 16);
-        let raw = zstd::bulk::decompress(frame, capacity).map_err(|_| corrupt())?;
+        let raw = zstd::bulk::decompress(&frame, capacity).map_err(|_| corrupt())?;
         unpack(&raw, values, max, narrow).ok_or_else(corrupt)
+    }
+
+    /// The SHA-256 of `len` bytes from `offset`, read a chunk at a time.
+    fn digest(&self, offset: u64, len: u64) -> Result<[u8; 32], FormatError> {
+        const CHUNK: u64 = 1 << 20;
+        let mut hasher = Sha256::new();
+        let mut at = offset;
+        while at < offset + len {
+            let n = CHUNK.min(offset + len - at);
+            let bytes = self
+                .source
+                .read_at(at, n as usize)
+                .map_err(|source| FormatError::Read { offset: at, source })?;
+            hasher.update(&bytes);
+            at += n;
+        }
+        Ok(hasher.finalize().into())
     }
 
     /// Check everything: both section checksums, the file checksum, every
@@ -255,18 +394,12 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     /// # Errors
     /// The first problem found.
     pub fn verify(&self) -> Result<(), FormatError> {
-        let b = self.data.as_ref();
-        let wdl_end = section_end(&self.wdl);
+        let wdl_end = self.wdl.end();
         for (section, start, end, digest) in [
-            (Section::Wdl, HEADER_LEN, wdl_end, &self.wdl.digest),
-            (
-                Section::Dtz,
-                wdl_end,
-                section_end(&self.dtz),
-                &self.dtz.digest,
-            ),
+            (Section::Wdl, HEADER_LEN as u64, wdl_end, &self.wdl.digest),
+            (Section::Dtz, wdl_end, self.dtz.end(), &self.dtz.digest),
         ] {
-            let got: [u8; 32] = Sha256::digest(&b[start..end]).into();
+            let got = self.digest(start, end - start)?;
             if got != *digest {
                 return Err(FormatError::Checksum {
                     section,
@@ -276,12 +409,13 @@ impl<D: AsRef<[u8]>> TableFile<D> {
             }
         }
         self.verify_checksum()?;
-        for (section, index_offset, blocks) in [
-            (Section::Wdl, self.wdl.index_offset, self.wdl.blocks),
-            (Section::Dtz, self.dtz.index_offset, self.dtz.blocks),
-        ] {
+        for section in [Section::Wdl, Section::Dtz] {
+            let blocks = match section {
+                Section::Wdl => self.wdl.block_count(),
+                _ => self.dtz.block_count(),
+            };
             for block in 0..blocks {
-                self.decode(section, index_offset, block, |v| v)?;
+                self.decode(section, block, |v| v)?;
             }
         }
         Ok(())
@@ -294,13 +428,19 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     /// # Errors
     /// [`FormatError::Checksum`] if a byte differs.
     pub fn verify_checksum(&self) -> Result<(), FormatError> {
-        let b = self.data.as_ref();
-        let body = b.len() - 32;
-        let got: [u8; 32] = Sha256::digest(&b[..body]).into();
-        if got[..] != b[body..] {
+        let body = self.len() - 32;
+        let got = self.digest(0, body)?;
+        let recorded = self
+            .source
+            .read_at(body, 32)
+            .map_err(|source| FormatError::Read {
+                offset: body,
+                source,
+            })?;
+        if got[..] != recorded[..] {
             return Err(FormatError::Checksum {
                 section: Section::Header,
-                expected: hex(&b[body..]),
+                expected: hex(&recorded),
                 got: hex(&got),
             });
         }
@@ -308,44 +448,43 @@ impl<D: AsRef<[u8]>> TableFile<D> {
     }
 }
 
-fn section_end<T>(map: &SectionMap<T>) -> usize {
-    map.index_offset + 8 * (map.blocks + 1)
-}
-
-fn section_map<T>(
-    b: &[u8],
+/// Read and check one section's block-offset table, as the trailer's
+/// `fields` (48 bytes) describe it: `count` blocks, the section starting
+/// at `start`, everything before the trailer at `trailer_at`.
+fn section_map<'s, T>(
+    read: &impl Fn(u64, usize) -> Result<Cow<'s, [u8]>, FormatError>,
     section: Section,
-    at: usize,
-    blocks: usize,
-    start: usize,
+    fields: &[u8],
+    (count, start, trailer_at): (usize, u64, u64),
+    blocks: Blocks<T>,
 ) -> Result<SectionMap<T>, FormatError> {
     let layout_error = |reason: String| FormatError::Layout { section, reason };
-    let index_offset = u64_at(b, at) as usize;
-    let recorded_blocks = u32_at(b, at + 8) as usize;
-    if recorded_blocks != blocks {
-        return Err(layout_error(format!(
-            "{recorded_blocks} blocks, expected {blocks}"
-        )));
+    let index_offset = u64_at(fields, 0);
+    let recorded = u32_at(fields, 8) as usize;
+    if recorded != count {
+        return Err(layout_error(format!("{recorded} blocks, expected {count}")));
     }
+    let table_len = 8 * (count as u64 + 1);
     index_offset
-        .checked_add(8 * (blocks + 1))
-        .filter(|&end| end <= b.len() - TRAILER_LEN)
+        .checked_add(table_len)
+        .filter(|&end| end <= trailer_at)
         .ok_or_else(|| layout_error(format!("block table at {index_offset} is out of bounds")))?;
-    let mut previous = start as u64;
-    for i in 0..=blocks {
-        let o = u64_at(b, index_offset + 8 * i);
-        if o < previous || o > index_offset as u64 {
+    let table = read(index_offset, table_len as usize)?;
+    let offsets: Vec<u64> = (0..=count).map(|i| u64_at(&table, 8 * i)).collect();
+    let mut previous = start;
+    for (i, &o) in offsets.iter().enumerate() {
+        if o < previous || o > index_offset {
             return Err(layout_error(format!(
                 "block {i} offset {o} is out of order"
             )));
         }
         previous = o;
     }
-    let digest: [u8; 32] = b[at + 16..at + 48].try_into().expect("32 bytes");
+    let digest: [u8; 32] = fields[16..48].try_into().expect("32 bytes");
     Ok(SectionMap {
         index_offset,
-        blocks,
+        offsets,
         digest,
-        cache: (0..blocks).map(|_| OnceLock::new()).collect(),
+        blocks,
     })
 }

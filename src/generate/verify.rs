@@ -29,7 +29,7 @@ use rayon::prelude::*;
 use shakmaty::{ByColor, Chess, Color, Position};
 
 use crate::{
-    format::{BLOCK_POSITIONS, TableFile},
+    format::{BLOCK_POSITIONS, Source, TableFile},
     generate::{cell::Cell, cells::CellArray, seed::Seeder, solve::CHUNK},
     index::{Layout, Placement, TableIndex},
     material::Material,
@@ -135,8 +135,8 @@ fn chunks(layout: &Layout) -> Vec<std::ops::Range<u64>> {
 /// per successor. A legal position's WDL and DTZ must agree; where they do
 /// not (or a mated position is not stored as -1), the cell holds
 /// [`Cell::UNKNOWN`] (never a stored value), so the check pass reports it.
-fn read_stored<D: AsRef<[u8]> + Sync>(
-    table: &TableFile<D>,
+fn read_stored<S: Source>(
+    table: &TableFile<S>,
     path: &Path,
     seeds: &ByColor<CellArray>,
     stored: &ByColor<CellArray>,

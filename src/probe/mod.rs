@@ -26,4 +26,4 @@ pub use moves::{Line, LineEnd, MAX_LINE_MOVES, RankedMove};
 pub use stored::{
     IndexedValues, StoredValues, WdlBlocks, check_probeable, resolve_dtz, resolve_wdl, score_move,
 };
-pub use tablebase::{Tablebase, file_kind, open_file};
+pub use tablebase::{DEFAULT_CACHE_BYTES, FileBytes, Tablebase, file_kind, open_file};

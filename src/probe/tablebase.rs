@@ -1,22 +1,40 @@
 //! The [`Tablebase`] facade: lazily opened table files in one directory.
 //!
-//! Tables are opened on the first probe that needs them, through a
-//! read-only memory map (see [`crate::mmap`] for its contract), and checked
+//! Tables are opened on the first probe that needs them and checked
 //! cheaply on open (size, magic, version, layout; see [`crate::format`]).
 //! The facade is `Send + Sync`: engines share one instance between search
-//! threads, with no lock on the probe path.
+//! threads.
+//!
+//! Two ways to read the files:
+//!
+//! * [`Tablebase::open`] maps them read-only into memory: the fastest
+//!   probes, with no lock on the probe path, and every decoded block kept
+//!   while the tablebase lives. **The contract of a memory map**: the
+//!   files must not be truncated or rewritten in place while they are open
+//!   (replacing a file by renaming another over it is safe). If one is,
+//!   the process may be killed by SIGBUS. dtz50 writes its files
+//!   atomically, so only another program can break this; engines accept
+//!   it, as they do for Syzygy files.
+//! * [`Tablebase::open_positional`] reads them with positional reads
+//!   (`pread`) and keeps decoded blocks in one cache of bounded size: a
+//!   file truncated, rewritten or deleted under a long-running process
+//!   gives errors for the probes that need it (and answers again once the
+//!   file is whole), never a SIGBUS, and memory stays bounded. For
+//!   processes that live long: `probe --batch`, a server.
 
 use std::{
+    borrow::Cow,
     collections::HashMap,
+    io,
     path::{Path, PathBuf},
-    sync::OnceLock,
+    sync::{Arc, OnceLock},
 };
 
 use memmap2::Mmap;
 use shakmaty::{Board, Chess, Color, Position};
 
 use crate::{
-    format::{EXTENSION, FormatError, TableFile},
+    format::{BlockCache, EXTENSION, FormatError, PositionalFile, Source, TableFile},
     index::{Layout, TableIndex},
     material::{MAX_PIECES, Material},
     mmap::map_file,
@@ -45,14 +63,52 @@ pub struct Tablebase {
     /// One slot per table of up to [`MAX_PIECES`] pieces, filled on first
     /// use (never with a failure, so a table generated later is found).
     tables: HashMap<Material, OnceLock<OpenTable>>,
+    access: Access,
 }
 
 /// An open table file and its path (for errors that name it).
 #[derive(Debug)]
 struct OpenTable {
     path: PathBuf,
-    file: TableFile<Mmap>,
+    file: TableFile<FileBytes>,
 }
+
+/// The bytes of an open table file: mapped, or read when needed.
+#[derive(Debug)]
+pub enum FileBytes {
+    /// A read-only memory map (see the module doc for its contract).
+    Mapped(Mmap),
+    /// Positional reads of an open file.
+    Positional(PositionalFile),
+}
+
+impl Source for FileBytes {
+    fn size(&self) -> u64 {
+        match self {
+            FileBytes::Mapped(map) => map.size(),
+            FileBytes::Positional(file) => file.size(),
+        }
+    }
+
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        match self {
+            FileBytes::Mapped(map) => map.read_at(offset, len),
+            FileBytes::Positional(file) => file.read_at(offset, len),
+        }
+    }
+}
+
+/// How a [`Tablebase`] reads its files.
+#[derive(Debug, Clone)]
+enum Access {
+    /// Memory maps, every decoded block kept.
+    Mapped,
+    /// Positional reads, decoded blocks in one bounded cache.
+    Positional(Arc<BlockCache>),
+}
+
+/// The default bound of [`Tablebase::open_positional`]'s cache: 64 MiB.
+pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
 impl Tablebase {
     /// Tables in `dir`, built for `rule`. Opens no table yet.
@@ -68,7 +124,45 @@ impl Tablebase {
     /// # Errors
     /// [`ProbeError::Io`] if `dir` is not a readable directory.
     pub fn open(dir: impl AsRef<Path>, rule: Rule) -> Result<Tablebase, ProbeError> {
-        let dir = dir.as_ref().to_path_buf();
+        Tablebase::with_access(dir.as_ref(), rule, Access::Mapped)
+    }
+
+    /// Tables in `dir`, built for `rule`, read with positional reads and
+    /// their decoded blocks kept in one cache of at most `cache_bytes`
+    /// bytes ([`DEFAULT_CACHE_BYTES`] is a good choice): for processes that
+    /// live long (see the module doc). Opens no table yet.
+    ///
+    /// ```
+    /// use dtz50::{Rule, Tablebase, probe::DEFAULT_CACHE_BYTES};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let tables = Tablebase::open_positional(dir.path(), Rule::Fifty, DEFAULT_CACHE_BYTES)?;
+    /// assert_eq!(tables.cache_bytes(), Some(64 << 20));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ProbeError::Io`] if `dir` is not a readable directory.
+    pub fn open_positional(
+        dir: impl AsRef<Path>,
+        rule: Rule,
+        cache_bytes: usize,
+    ) -> Result<Tablebase, ProbeError> {
+        let cache = Arc::new(BlockCache::new(cache_bytes));
+        Tablebase::with_access(dir.as_ref(), rule, Access::Positional(cache))
+    }
+
+    /// The bound on decoded blocks kept, if there is one (positional
+    /// reads; memory-mapped tables keep every block they decode).
+    pub fn cache_bytes(&self) -> Option<usize> {
+        match &self.access {
+            Access::Mapped => None,
+            Access::Positional(cache) => Some(cache.capacity()),
+        }
+    }
+
+    fn with_access(dir: &Path, rule: Rule, access: Access) -> Result<Tablebase, ProbeError> {
+        let dir = dir.to_path_buf();
         if let Err(source) = std::fs::read_dir(&dir) {
             return Err(ProbeError::Io { path: dir, source });
         }
@@ -79,6 +173,7 @@ impl Tablebase {
                 .into_iter()
                 .map(|m| (m, OnceLock::new()))
                 .collect(),
+            access,
         })
     }
 
@@ -128,7 +223,7 @@ impl Tablebase {
     ///
     /// # Errors
     /// Missing, unreadable, corrupt or of another rule.
-    pub fn table(&self, material: &Material) -> Result<&TableFile<Mmap>, ProbeError> {
+    pub fn table(&self, material: &Material) -> Result<&TableFile<FileBytes>, ProbeError> {
         Ok(&self.open_table(material)?.file)
     }
 
@@ -151,7 +246,7 @@ impl Tablebase {
             }
             Ok(_) => {}
         }
-        let file = open_file(&path)?;
+        let file = self.open_bytes(&path)?;
         if file.header().rule != self.rule {
             return Err(ProbeError::RuleMismatch {
                 path,
@@ -247,6 +342,28 @@ impl Tablebase {
         Ok(Verdict::new(dtz, self.rule, halfmove, pos.is_checkmate()))
     }
 
+    /// Open and check one file the way this tablebase reads.
+    fn open_bytes(&self, path: &Path) -> Result<TableFile<FileBytes>, ProbeError> {
+        let io_error = |source| ProbeError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let corrupt = |source| ProbeError::Corrupt {
+            path: path.to_path_buf(),
+            source,
+        };
+        match &self.access {
+            Access::Mapped => {
+                let map = map_file(path).map_err(io_error)?;
+                TableFile::new(FileBytes::Mapped(map)).map_err(corrupt)
+            }
+            Access::Positional(cache) => {
+                let file = PositionalFile::open(path).map_err(io_error)?;
+                TableFile::with_cache(FileBytes::Positional(file), cache.clone()).map_err(corrupt)
+            }
+        }
+    }
+
     fn place(
         &self,
         board: &Board,
@@ -267,7 +384,7 @@ impl Tablebase {
         &self,
         board: &Board,
         turn: Color,
-        read: impl FnOnce(&TableFile<Mmap>, Color, TableIndex) -> Result<T, FormatError>,
+        read: impl FnOnce(&TableFile<FileBytes>, Color, TableIndex) -> Result<T, FormatError>,
     ) -> Result<T, ProbeError> {
         let (table, turn, index) = self.place(board, turn)?;
         read(&table.file, turn, index).map_err(|source| table.corrupt(source))

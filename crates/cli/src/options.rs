@@ -8,7 +8,11 @@ use std::{
 
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
-use dtz50::{Rule, Tablebase, format::EXTENSION, probe::file_kind};
+use dtz50::{
+    Rule, Tablebase,
+    format::EXTENSION,
+    probe::{DEFAULT_CACHE_BYTES, file_kind},
+};
 use shakmaty::{CastlingMode, Chess, fen::Fen};
 
 /// `--tables DIR --rule R`: which tables to read.
@@ -23,7 +27,9 @@ pub struct TableOptions {
 }
 
 impl TableOptions {
-    /// The tablebase, or a one-line error if the directory is missing.
+    /// The tablebase, or a one-line error if the directory is missing. It
+    /// reads with positional reads and a bounded cache, so that a table
+    /// file changed while a batch runs gives errors, never a crash.
     pub fn open(&self) -> Result<Tablebase> {
         if !self.tables.is_dir() {
             bail!(
@@ -31,7 +37,11 @@ impl TableOptions {
                 self.tables.display()
             );
         }
-        Ok(Tablebase::open(&self.tables, self.rule)?)
+        Ok(Tablebase::open_positional(
+            &self.tables,
+            self.rule,
+            DEFAULT_CACHE_BYTES,
+        )?)
     }
 }
 

@@ -614,3 +614,132 @@ fn adjudicate_streams_a_large_pgn_in_bounded_memory() {
     let last = games - 1;
     assert!(stdout.contains(&format!("Game {games}: W{last} – B{last}\n")));
 }
+
+/// A table truncated in place while `probe --batch` runs: the probes that
+/// need it get errors, the batch goes on (no SIGBUS), the answers before
+/// are kept, and once the file is whole again it answers again. (A table
+/// already open and truncated is tested on the library, in tests/files.rs.)
+#[test]
+fn batch_survives_a_table_truncated_under_it() {
+    use std::{
+        io::{BufRead, BufReader, Write},
+        process::{Command as Std, Stdio},
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let generated = dtz50()
+        .args(["generate", "KRvK", "KQvK", "--out"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(generated.status.success());
+    let file = dir.path().join("KRvK.dtz50");
+    let bytes = std::fs::read(&file).expect("table");
+    let mut child = Std::new(assert_cmd::cargo::cargo_bin("dtz50"))
+        .args(["probe", "--batch", "--tables"])
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut ask = |fen: &str| -> serde_json::Value {
+        writeln!(stdin, "{fen}").expect("write");
+        stdin.flush().expect("flush");
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("an answer");
+        serde_json::from_str(&line).expect("json")
+    };
+    let queen = "8/8/8/8/8/2k5/8/KQ6 w - - 0 1";
+    let rook = "8/8/8/4k3/8/8/3K4/R7 b - - 0 1";
+    let before = ask(queen);
+    assert_eq!(before["dtz"], 11, "{before}");
+    // Truncated in place: the same inode, half its bytes.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&file)
+        .expect("open")
+        .set_len(bytes.len() as u64 / 2)
+        .expect("truncate");
+    let during = ask(rook);
+    let error = during["error"].as_str().expect("an error while truncated");
+    assert!(
+        error.starts_with(&format!("corrupt table {}: truncated", file.display())),
+        "{error}"
+    );
+    assert_eq!(ask(queen), before, "the other table still answers");
+    // Whole again, in place.
+    std::fs::write(&file, &bytes).expect("restore");
+    let after = ask(rook);
+    assert_eq!(after["wdl"], -2, "{after}");
+    drop(stdin);
+    assert_eq!(child.wait().expect("exits").code(), Some(2));
+}
+
+/// Fault injection: builds killed at random moments and finished files
+/// damaged at random, then one more run; the set ends byte-identical to the
+/// published checksums of a clean build, with no stray files.
+#[test]
+fn killed_builds_and_damaged_files_end_in_a_clean_set() {
+    use std::time::Duration;
+    let checksums: std::collections::HashMap<String, String> = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tables/CHECKSUMS"),
+    )
+    .expect("tables/CHECKSUMS")
+    .lines()
+    .filter_map(|l| l.split_once("  "))
+    .map(|(sum, name)| (name.to_owned(), sum.to_owned()))
+    .collect();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let generate = || {
+        let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("dtz50"));
+        command
+            .args(["generate", "KQvKR", "KPvKP", "--out"])
+            .arg(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        command
+    };
+    // A fixed sequence of moments, so that a failure can be replayed.
+    let mut seed = 0x5eed_u64;
+    let mut next = move |below: u64| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % below
+    };
+    for _ in 0..5 {
+        let mut child = generate().spawn().expect("runs");
+        std::thread::sleep(Duration::from_millis(50 + next(1500)));
+        let _ = child.kill();
+        child.wait().expect("reaped");
+        let mut finished: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("dir")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "dtz50"))
+            .collect();
+        finished.sort();
+        if !finished.is_empty() && next(2) == 0 {
+            let victim = &finished[next(finished.len() as u64) as usize];
+            let mut bytes = std::fs::read(victim).expect("read");
+            let at = next(bytes.len() as u64) as usize;
+            bytes[at] ^= 1 << next(8);
+            std::fs::write(victim, &bytes).expect("damage");
+        }
+    }
+    let status = generate().status().expect("runs");
+    assert!(status.success());
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.contains(&"KQvKR.dtz50".to_owned()) && names.contains(&"KPvKP.dtz50".to_owned()));
+    for name in names {
+        let bytes = std::fs::read(dir.path().join(&name)).expect("read");
+        let expected = checksums
+            .get(&name)
+            .unwrap_or_else(|| panic!("stray file {name}"));
+        assert_eq!(&sha256_of(&bytes), expected, "{name}");
+    }
+}

@@ -6,7 +6,7 @@ use std::{path::PathBuf, process::ExitCode};
 use anyhow::Result;
 use clap::Args;
 use dtz50::{
-    format::{SideStats, TableFile},
+    format::{SideStats, Source, TableFile},
     probe::open_file,
 };
 use shakmaty::{Color, Setup, fen::Fen};
@@ -32,7 +32,7 @@ pub fn run(args: InfoArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn info_line<D: AsRef<[u8]>>(table: &TableFile<D>) -> String {
+fn info_line<S: Source>(table: &TableFile<S>) -> String {
     let h = table.header();
     let (turn, stats) = if h.stats.black.longest() > h.stats.white.longest() {
         (Color::Black, &h.stats.black)
