@@ -6,7 +6,7 @@
 //! refused: an analysis board may send such a FEN.
 
 use serde::Deserialize;
-use shakmaty::{CastlingMode, Chess, fen::Fen};
+use shakmaty::{CastlingMode, Chess, PositionError, fen::Fen};
 
 use crate::errors::ServerError;
 
@@ -43,9 +43,9 @@ pub fn parse_position(text: &str) -> Result<Chess, ServerError> {
         .parse()
         .map_err(|e| ServerError::BadRequest(format!("bad FEN '{text}': {e}")))?;
     fen.into_position(CastlingMode::Standard)
-        .or_else(|e| e.ignore_invalid_castling_rights())
-        .or_else(|e| e.ignore_invalid_ep_square())
-        .or_else(|e| e.ignore_impossible_check())
+        .or_else(PositionError::ignore_invalid_castling_rights)
+        .or_else(PositionError::ignore_invalid_ep_square)
+        .or_else(PositionError::ignore_impossible_check)
         .map_err(|e| ServerError::BadRequest(format!("illegal position '{text}': {e}")))
 }
 

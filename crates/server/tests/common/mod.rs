@@ -84,10 +84,10 @@ impl Client {
             if header.is_empty() {
                 break;
             }
-            if let Some((name, value)) = header.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse::<usize>().ok();
-                }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse::<usize>().ok();
             }
         }
         let length = length.ok_or_else(|| io::Error::other("no content-length"))?;
@@ -137,7 +137,7 @@ pub fn random_position(rng: &mut Rng, material: &str, clock: u32) -> Chess {
         let mut ok = true;
         for piece in pieces {
             let sq = rng.below(64) as usize;
-            let pawn_rank = piece.eq_ignore_ascii_case(&'p') && (sq < 8 || sq >= 56);
+            let pawn_rank = piece.eq_ignore_ascii_case(&'p') && !(8..56).contains(&sq);
             if board[sq].is_some() || pawn_rank {
                 ok = false;
                 break;
