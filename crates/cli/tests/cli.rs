@@ -397,7 +397,7 @@ fn line_to_mate_goes_through_promotion() {
 }
 
 #[test]
-fn serve_prints_its_address_and_answers_the_lichess_api() {
+fn serve_prints_its_address_answers_the_lichess_api_and_stops_on_ctrl_c() {
     use std::{
         io::{BufRead, BufReader, Read, Write},
         net::TcpStream,
@@ -428,8 +428,14 @@ fn serve_prints_its_address_and_answers_the_lichess_api() {
     .expect("request");
     let mut answer = String::new();
     stream.read_to_string(&mut answer).expect("answer");
-    child.kill().expect("stops");
-    child.wait().expect("ends");
+    // Ctrl-C (SIGINT, to this child by its id) stops it cleanly.
+    let interrupted = Process::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(interrupted.success());
+    let status = child.wait().expect("ends");
+    assert!(status.success(), "graceful shutdown exits 0: {status}");
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(
         answer.contains("\"dtz\":11") && answer.contains("\"category\":\"win\""),

@@ -56,6 +56,8 @@ pub fn standard(tables: &Tablebase, pos: &Chess) -> Result<TablebaseResponse, Se
             promotion: m.promotion(),
         });
     }
+    // Stable: moves lila-tablebase's key cannot tell apart keep shakmaty's
+    // move-generation order (lila-tablebase's unstable sort leaves it open).
     moves.sort_by_key(MoveInfo::sort_key);
 
     let root = facts(tables, pos)?;
