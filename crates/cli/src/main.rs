@@ -35,6 +35,8 @@ enum Command {
     Verify(verify::VerifyArgs),
     /// Apply the draw rules and the tablebase verdict to games in a PGN file.
     Adjudicate(adjudicate::AdjudicateArgs),
+    /// Serve the tables over HTTP: lichess's tablebase API and a page.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Info(args) => info::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Adjudicate(args) => adjudicate::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(code) => code,

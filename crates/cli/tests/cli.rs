@@ -743,3 +743,59 @@ fn killed_builds_and_damaged_files_end_in_a_clean_set() {
         assert_eq!(&sha256_of(&bytes), expected, "{name}");
     }
 }
+
+#[test]
+fn serve_prints_its_address_answers_the_lichess_api_and_stops_on_ctrl_c() {
+    use std::{
+        io::{BufRead, BufReader, Read, Write},
+        net::TcpStream,
+        process::{Command as Process, Stdio},
+    };
+
+    let mut child = Process::new(assert_cmd::cargo::cargo_bin("dtz50"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--tables"])
+        .arg(tables().path())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("a line");
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .to_owned();
+    let mut stream = TcpStream::connect(&addr).expect("connects");
+    write!(
+        stream,
+        "GET /standard?fen=8/8/8/8/8/2k5/8/KQ6_w_-_-_0_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .expect("request");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("answer");
+    // Ctrl-C (SIGINT, to this child by its id) stops it cleanly.
+    let interrupted = Process::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(interrupted.success());
+    let status = child.wait().expect("ends");
+    assert!(status.success(), "graceful shutdown exits 0: {status}");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.contains("\"dtz\":11") && answer.contains("\"category\":\"win\""),
+        "{answer}"
+    );
+}
+
+#[test]
+fn serve_refuses_a_bad_address_in_one_line() {
+    let (code, _, stderr) = run(&["serve", "--bind", "localhost:port"], tables().path());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("is not an address"), "{stderr}");
+    let (code, _, stderr) = run(&["serve", "--bind", "256.0.0.1"], tables().path());
+    assert_eq!(code, 2, "{stderr}");
+}

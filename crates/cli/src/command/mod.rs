@@ -5,4 +5,5 @@ pub mod generate;
 pub mod info;
 pub mod line;
 pub mod probe;
+pub mod serve;
 pub mod verify;
