@@ -82,3 +82,27 @@ pub enum ProbeError {
         material: Material,
     },
 }
+
+/// An error and its causes on one line, each cause once: "corrupt table
+/// KQvK.dtz50: wdl block 0 is corrupt". For front-ends that show errors
+/// to people (the CLI, the server, the bindings).
+///
+/// ```
+/// use dtz50::{ProbeError, probe::error_chain};
+///
+/// let err = ProbeError::Io {
+///     path: "tables/KQvK.dtz50".into(),
+///     source: std::io::Error::other("disk on fire"),
+/// };
+/// assert_eq!(error_chain(&err), "cannot read tables/KQvK.dtz50: disk on fire");
+/// ```
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
+}

@@ -123,18 +123,6 @@ pub fn one_line(e: &anyhow::Error) -> String {
     format!("{e:#}")
 }
 
-/// A library error and its causes on one line, as [`one_line`].
-pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
-}
-
 /// One line to standard output; a write error (a closed pipe) is returned.
 pub fn say(line: impl std::fmt::Display) -> Result<()> {
     writeln!(io::stdout().lock(), "{line}")?;

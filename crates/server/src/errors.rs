@@ -8,7 +8,7 @@ use axum::{
     http::StatusCode,
     response::{IntoResponse, Response},
 };
-use dtz50::ProbeError;
+use dtz50::{ProbeError, probe::error_chain};
 
 /// A request that failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,16 +66,9 @@ impl From<ProbeError> for ServerError {
     }
 }
 
-/// An error and its causes on one line.
+/// An error and its causes on one line (a line of an HTTP body).
 fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text.replace('\n', " ")
+    error_chain(e).replace('\n', " ")
 }
 
 impl IntoResponse for ServerError {

@@ -15,10 +15,11 @@ use dtz50::{
     format::SideStats,
     generate::{Event, GenerateOptions, Progress, Summary, generate},
     material::MAX_PIECES,
+    probe::error_chain,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::options::{ThreadOptions, error_chain};
+use crate::options::ThreadOptions;
 
 /// Arguments of `dtz50 generate`.
 #[derive(Debug, Args)]
