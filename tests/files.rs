@@ -403,3 +403,26 @@ fn positional_reads_survive_a_file_truncated_while_open() {
     assert_eq!(bounded.cache_bytes(), Some(1 << 16));
     assert_eq!(mapped.cache_bytes(), None);
 }
+
+/// A damaged block is named by file, section and block, each once.
+#[test]
+fn a_corrupt_block_names_the_file_section_and_block() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("KQvK.dtz50");
+    let mut bytes = std::fs::read(file_path(Rule::Fifty, "KQvK")).expect("file");
+    // The first WDL frame starts right after the header: break its magic.
+    bytes[HEADER_LEN..HEADER_LEN + 4].copy_from_slice(b"junk");
+    std::fs::write(&path, &bytes).expect("write");
+    for tables in [
+        Tablebase::open(dir.path(), Rule::Fifty).expect("dir"),
+        Tablebase::open_positional(dir.path(), Rule::Fifty, 1 << 20).expect("dir"),
+    ] {
+        let err = tables
+            .probe_wdl(&common::fen("8/8/8/8/8/2k5/8/KQ6 w - - 0 1"))
+            .expect_err("corrupt");
+        assert_eq!(
+            dtz50::probe::error_chain(&err),
+            format!("corrupt table {}: wdl block 0 is corrupt", path.display())
+        );
+    }
+}

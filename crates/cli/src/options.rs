@@ -31,11 +31,17 @@ impl TableOptions {
     /// reads with positional reads and a bounded cache, so that a table
     /// file changed while a batch runs gives errors, never a crash.
     pub fn open(&self) -> Result<Tablebase> {
-        if !self.tables.is_dir() {
-            bail!(
+        match std::fs::metadata(&self.tables) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(meta) => bail!(
+                "{} is {}, not a table directory",
+                self.tables.display(),
+                file_kind(&meta)
+            ),
+            Err(_) => bail!(
                 "table directory {} does not exist (run dtz50 generate first)",
                 self.tables.display()
-            );
+            ),
         }
         Ok(Tablebase::open_positional(
             &self.tables,

@@ -302,6 +302,14 @@ fn bad_input_is_one_line_and_exit_code_2() {
         "error: bad FEN '8/8/8/8/8/2k5/8/KQ6 w - - 999999999999 1': \
          halfmove clock '999999999999': number too large to fit in target type",
     );
+    let (code, _, stderr) = run(
+        &["probe", "8/8/8/8/8/2k5/8/KQ6 w - - 0 1"],
+        std::path::Path::new("/dev/null"),
+    );
+    assert_eq!(
+        (code, stderr.as_str()),
+        (2, "error: /dev/null is a device, not a table directory\n")
+    );
     let out = dtz50().args(["info", "/dev/null"]).output().expect("runs");
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
