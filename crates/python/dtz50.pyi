@@ -1,6 +1,7 @@
 """Type stubs of dtz50: exact DTZ50 tablebases with chess.syzygy's interface."""
 
 import os
+import pathlib
 from types import TracebackType
 from typing import Any, Dict, Iterator, List, Literal, Optional, Tuple, Type, TypeVar, Union
 
@@ -73,7 +74,7 @@ class Tablebase:
     def rule(self) -> Optional[RuleName]:
         """The rule the tables were built for (None before a directory is added)."""
     @property
-    def directories(self) -> List[str]:
+    def directories(self) -> List[pathlib.Path]:
         """The directories added, in probing order."""
     def probe_wdl(self, board: chess.Board) -> int:
         """WDL -2..2 for the side to move, halfmove clock at zero; raises KeyError."""

@@ -112,6 +112,6 @@ pub fn position(board: &Bound<'_, PyAny>) -> PyResult<Chess> {
         .or_else(PositionError::ignore_impossible_check)
     {
         Ok(pos) => Ok(pos),
-        Err(e) => bad(format!("illegal position: {e}")),
+        Err(e) => bad(e.to_string()),
     }
 }
