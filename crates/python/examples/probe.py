@@ -9,10 +9,9 @@ import chess
 
 import dtz50
 
-directory = sys.argv[1] if len(sys.argv) > 1 else "tables"
 board = chess.Board("8/8/8/4k3/8/8/3K4/R7 b - - 95 1")
 
-with dtz50.open_tablebase(directory) as tablebase:
+with dtz50.open_tablebase(sys.argv[1] if len(sys.argv) > 1 else "tables") as tablebase:
     print(tablebase.probe_wdl(board))  # -2: Black loses with the clock at zero
     print(tablebase.probe_dtz(board))  # -28: exactly 28 plies to the zeroing move
     verdict = tablebase.probe(board)  # with board.halfmove_clock (95) applied

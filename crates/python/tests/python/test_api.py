@@ -17,6 +17,7 @@ from positions import random_positions
 KQVK = "8/8/8/8/8/2k5/8/KQ6 w - - 0 1"
 KRVK_LATE = "8/8/8/4k3/8/8/3K4/R7 b - - 95 1"
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "probe.py"
+README = pathlib.Path(__file__).resolve().parents[4] / "README.md"
 
 
 def test_chess_syzygy_calls(tablebase):
@@ -222,3 +223,11 @@ def test_readme_example(tables_dir):
         "draw by the clock: the loss takes 28 plies, 5 left on the clock",
         "Ke4 -28 draw",
     ]
+
+
+def test_readme_shows_the_example():
+    readme = README.read_text()
+    shown = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    example = EXAMPLE.read_text().split("import chess\n", 1)[1]
+    example = example.replace('sys.argv[1] if len(sys.argv) > 1 else "tables"', '"tables"')
+    assert "import chess\n" + example == shown
