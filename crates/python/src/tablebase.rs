@@ -18,14 +18,15 @@ use std::{
 use dtz50::{
     ProbeError, Rule,
     format::EXTENSION,
+    material::Material,
     probe::{RankedMove as Ranked, open_file},
 };
 use pyo3::{exceptions::PyValueError, intern, prelude::*, types::PyList};
-use shakmaty::{CastlingMode, Chess};
+use shakmaty::{CastlingMode, Chess, Position};
 
 use crate::{
     board::{fen, position},
-    errors::{Metric, MissingTableError, io_error, probe_error},
+    errors::{Metric, io_error, probe_error},
     values::{RankedMove, Verdict},
 };
 
@@ -87,10 +88,16 @@ impl Tablebase {
         match result {
             Some(Ok(value)) => Ok(value),
             Some(Err(e)) => Err(probe_error(&e, metric, &fen(board)?)),
-            None => Err(MissingTableError::new_err(format!(
-                "no table directory: none was added, or the tablebase is closed; {}",
-                fen(board)?
-            ))),
+            // No directory (none added yet, or closed): python-chess's
+            // message for an empty collection.
+            None => Err(probe_error(
+                &ProbeError::MissingTable {
+                    material: Material::from_board(pos.board()).normalized(),
+                    dir: None,
+                },
+                metric,
+                "",
+            )),
         }
     }
 }

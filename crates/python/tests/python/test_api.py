@@ -90,8 +90,8 @@ def test_missing_table(tables_dir):
         # A second directory is tried after the first, as python-chess does.
         assert empty.add_directory(tables_dir) == 35
         assert empty.probe_dtz(board) == 11
-    with pytest.raises(dtz50.MissingTableError):
-        empty.probe_wdl(board)  # closed by the context manager
+    with pytest.raises(dtz50.MissingTableError, match="did not find wdl table KQvK"):
+        empty.probe_wdl(board)  # closed by the context manager, as python-chess's
 
 
 def test_add_directory_options(tables_dir):
