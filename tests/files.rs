@@ -155,7 +155,7 @@ fn another_version_or_rule_is_a_clear_error() {
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 9, this dtz50 reads version 2"
+        "format version 9, this dtz50 reads version 2; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[0] = b'X');
     assert!(matches!(

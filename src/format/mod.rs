@@ -146,7 +146,9 @@ pub enum FormatError {
     #[error("not a dtz50 table (bad magic)")]
     BadMagic,
     /// Written by another format version.
-    #[error("format version {got}, this dtz50 reads version {expected}")]
+    #[error(
+        "format version {got}, this dtz50 reads version {expected}; `dtz50 generate` into its directory rebuilds it"
+    )]
     Version {
         /// What we read.
         expected: u16,
