@@ -65,6 +65,16 @@ impl Tables {
         self.largest
     }
 
+    /// The directory holding the material of `board`: with one directory,
+    /// that one (it reports a missing table itself), without working out
+    /// the material.
+    fn base_of(&self, board: &Board) -> Result<&Tablebase, ProbeError> {
+        match self.bases.as_slice() {
+            [only] => Ok(only),
+            _ => self.base(&Material::from_board(board).normalized()),
+        }
+    }
+
     /// The directory holding a normalised material.
     fn base(&self, material: &Material) -> Result<&Tablebase, ProbeError> {
         let missing = || ProbeError::MissingTable {
@@ -112,13 +122,11 @@ impl StoredValues for Tables {
     }
 
     fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
-        let material = Material::from_board(board).normalized();
-        self.base(&material)?.stored_dtz(board, turn)
+        self.base_of(board)?.stored_dtz(board, turn)
     }
 
     fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
-        let material = Material::from_board(board).normalized();
-        self.base(&material)?.stored_wdl(board, turn)
+        self.base_of(board)?.stored_wdl(board, turn)
     }
 }
 
