@@ -8,7 +8,7 @@
  *
  * Prints the mean time per call of tb_probe_wdl and dtz50_probe (over all
  * positions) and tb_probe_root with its results array (over the first
- * tenth), hot: once to warm up, then three timed rounds, the fastest kept,
+ * tenth), hot: once to warm up, then ten timed rounds, the fastest kept,
  * as the Rust side measures.
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
@@ -63,7 +63,7 @@ static double time_probe(long long (*probe)(const struct Pos *), size_t n)
 {
     volatile long long sum = 0;
     double best = 1e300;
-    for (int round = 0; round < 4; round++) {
+    for (int round = 0; round < 11; round++) {
         double start = now();
         for (size_t i = 0; i < n; i++)
             sum += probe(&positions[i]);

@@ -12,7 +12,7 @@
 //! `probe_cost.c` and `tests/c/compare.c`, and prints on standard error the
 //! mean time per call of `probe_wdl`, `probe_with_clock` (over all of them)
 //! and `best_moves` (over the first 10,000), hot: each is run once to warm
-//! up, then timed three times, the fastest round kept.
+//! up, then timed ten times, the fastest round kept.
 
 use std::{
     io::{self, BufWriter, Write},
@@ -70,7 +70,7 @@ fn positions() -> Vec<Chess> {
 fn time(positions: &[Chess], mut probe: impl FnMut(&Chess) -> i64) -> f64 {
     let mut sum = 0i64;
     let mut best = f64::INFINITY;
-    for round in 0..4 {
+    for round in 0..11 {
         let start = Instant::now();
         for pos in positions {
             sum = sum.wrapping_add(probe(pos));
