@@ -369,13 +369,16 @@ bool dtz50_init_rule(const char *_path, unsigned _rule);
 int dtz50_rule(void);
 
 /*
+ * There is no cache bound to set or read: the library keeps every block of
+ * a table it has unpacked until tb_free(). A dtz50_ setter will come when
+ * the library has a bound.
+ */
+
+/*
  * The verdict with the halfmove clock rule50: WDL, exact DTZ, and whether
  * the result survives the clock, with how many plies to spare. Arguments as
  * for tb_probe_root(). Returns true and fills *verdict, or false (castling
  * rights, a bad position, a missing table, no tables, a NULL verdict).
- *
- * There is no cache bound to set: the library keeps each block of a table
- * it has unpacked until tb_free(). A dtz50_ setter will come with a bound.
  */
 bool dtz50_probe(
     uint64_t _white, uint64_t _black, uint64_t _kings, uint64_t _queens,
