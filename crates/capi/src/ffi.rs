@@ -8,6 +8,10 @@
 //! values: `tb_init(NULL)` is `false`, `tb_probe_root` accepts a null
 //! `results` as Fathom does, and the functions that fill a structure return
 //! 0 (`false`) without one. No function here keeps a pointer it was given.
+//!
+//! `#[unsafe(no_mangle)]` is sound here because every exported name is
+//! unique in the library and its signature is the one `tbprobe.h`
+//! declares (the C tests compile against the header and call each one).
 
 use std::{
     ffi::{CStr, c_char, c_int, c_uint},
