@@ -22,7 +22,7 @@ mod stored;
 mod tablebase;
 
 pub use error::{ProbeError, error_chain};
-pub use moves::{Line, LineEnd, MAX_LINE_MOVES, RankedMove};
+pub use moves::{Line, LineEnd, MAX_LINE_MOVES, RankedMove, rank_moves};
 pub use stored::{
     IndexedValues, StoredValues, WdlBlocks, check_probeable, resolve_dtz, resolve_wdl, score_move,
 };

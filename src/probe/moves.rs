@@ -10,7 +10,7 @@ use shakmaty::{Chess, Move, Position};
 
 use crate::{
     probe::{
-        ProbeError, Tablebase,
+        ProbeError, StoredValues, Tablebase,
         stored::{check_probeable, score_move},
     },
     value::{Dtz, Outcome, Verdict},
@@ -53,6 +53,39 @@ pub struct Line {
     pub end: LineEnd,
 }
 
+/// [`Tablebase::best_moves`] over any store of solved tables: every legal
+/// move with its score and outcome under the position's clock, best first.
+/// Front-ends that join several directories into one store rank root moves
+/// with it.
+///
+/// # Errors
+/// See [`ProbeError`].
+pub fn rank_moves<S: StoredValues + ?Sized>(
+    store: &S,
+    pos: &Chess,
+) -> Result<Vec<RankedMove>, ProbeError> {
+    check_probeable(pos)?;
+    let mut ranked = Vec::new();
+    for mv in pos.legal_moves() {
+        let dtz = score_move(store, pos, &mv)?;
+        let verdict = Verdict::new(dtz, store.rule(), pos.halfmoves(), false);
+        ranked.push(RankedMove {
+            mv,
+            dtz,
+            outcome: verdict.outcome,
+        });
+    }
+    ranked.sort_by_key(|m| {
+        let outcome = match m.outcome {
+            Outcome::Win => 0,
+            Outcome::Draw => 1,
+            Outcome::Loss => 2,
+        };
+        (outcome, m.dtz.preference())
+    });
+    Ok(ranked)
+}
+
 /// The most moves a [`Line`] follows before giving up (no table has a line
 /// this long; hitting it means damaged tables).
 pub const MAX_LINE_MOVES: usize = 2000;
@@ -79,26 +112,7 @@ impl Tablebase {
     /// # Errors
     /// See [`ProbeError`].
     pub fn best_moves(&self, pos: &Chess) -> Result<Vec<RankedMove>, ProbeError> {
-        check_probeable(pos)?;
-        let mut ranked = Vec::new();
-        for mv in pos.legal_moves() {
-            let dtz = score_move(self, pos, &mv)?;
-            let verdict = Verdict::new(dtz, self.rule(), pos.halfmoves(), false);
-            ranked.push(RankedMove {
-                mv,
-                dtz,
-                outcome: verdict.outcome,
-            });
-        }
-        ranked.sort_by_key(|m| {
-            let outcome = match m.outcome {
-                Outcome::Win => 0,
-                Outcome::Draw => 1,
-                Outcome::Loss => 2,
-            };
-            (outcome, m.dtz.preference())
-        });
-        Ok(ranked)
+        rank_moves(self, pos)
     }
 
     /// The DTZ-optimal line from `pos`: the best move each side has (the
