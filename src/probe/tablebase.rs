@@ -148,7 +148,20 @@ impl Tablebase {
         rule: Rule,
         cache_bytes: usize,
     ) -> Result<Tablebase, ProbeError> {
-        let cache = Arc::new(BlockCache::new(cache_bytes));
+        Tablebase::open_with_cache(dir, rule, Arc::new(BlockCache::new(cache_bytes)))
+    }
+
+    /// As [`Tablebase::open_positional`], keeping decoded blocks in
+    /// `cache`, which several tablebases (several directories) may share
+    /// under one bound.
+    ///
+    /// # Errors
+    /// [`ProbeError::Io`] if `dir` is not a readable directory.
+    pub fn open_with_cache(
+        dir: impl AsRef<Path>,
+        rule: Rule,
+        cache: Arc<BlockCache>,
+    ) -> Result<Tablebase, ProbeError> {
         Tablebase::with_access(dir.as_ref(), rule, Access::Positional(cache))
     }
 

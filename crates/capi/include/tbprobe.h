@@ -369,10 +369,22 @@ bool dtz50_init_rule(const char *_path, unsigned _rule);
 int dtz50_rule(void);
 
 /*
- * There is no cache bound to set or read: the library keeps every block of
- * a table it has unpacked until tb_free(). A dtz50_ setter will come when
- * the library has a bound.
+ * As dtz50_init_rule(), reading the table files with positional reads and
+ * keeping at most cache_bytes bytes of decoded blocks (shared by all the
+ * directories; the least recently used are dropped first). For processes
+ * that live long or must stay small; a file changed under the process gives
+ * TB_RESULT_FAILED, never a crash. false for another rule, a bound of 0, or
+ * a path as for tb_init().
  */
+bool dtz50_init_cached(const char *_path, unsigned _rule, size_t _cache_bytes);
+
+/*
+ * The bound in bytes on decoded blocks the open tables keep: what
+ * dtz50_init_cached() was given, or 0 if they keep every block they decode
+ * until tb_free() (tb_init(), dtz50_init_rule(): memory-mapped files) or no
+ * tables are open.
+ */
+size_t dtz50_cache_bound(void);
 
 /*
  * The verdict with the halfmove clock rule50: WDL, exact DTZ, and whether

@@ -16,10 +16,13 @@
 use std::{
     ffi::{CStr, c_char, c_int, c_uint},
     panic::{AssertUnwindSafe, catch_unwind},
-    sync::atomic::{AtomicU32, Ordering},
+    sync::{
+        Arc,
+        atomic::{AtomicU32, Ordering},
+    },
 };
 
-use dtz50::{Outcome, Rule};
+use dtz50::{Outcome, Rule, format::BlockCache};
 
 use crate::{
     attacks,
@@ -113,11 +116,21 @@ fn bitboards(
     }
 }
 
+/// A rule by its C code (50, 75, 0 for none).
+fn rule_of(code: c_uint) -> Option<Rule> {
+    match code {
+        50 => Some(Rule::Fifty),
+        75 => Some(Rule::SeventyFive),
+        0 => Some(Rule::None),
+        _ => None,
+    }
+}
+
 /// `tb_init` for `rule`: replace the tables by those of the path list.
 ///
 /// # Safety
 /// `path` is null or a NUL-terminated string.
-unsafe fn init(path: *const c_char, rule: Rule) -> bool {
+unsafe fn init(path: *const c_char, rule: Rule, cache: Option<Arc<BlockCache>>) -> bool {
     guard(false, || {
         registry::free();
         TB_LARGEST.store(0, Ordering::Relaxed);
@@ -133,7 +146,7 @@ unsafe fn init(path: *const c_char, rule: Rule) -> bool {
         if path == "<empty>" {
             return true;
         }
-        TB_LARGEST.store(registry::init(path, rule), Ordering::Relaxed);
+        TB_LARGEST.store(registry::init(path, rule, cache), Ordering::Relaxed);
         true
     })
 }
@@ -148,7 +161,7 @@ unsafe fn init(path: *const c_char, rule: Rule) -> bool {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tb_init(path: *const c_char) -> bool {
     // Safety: the caller's contract is `init`'s.
-    unsafe { init(path, Rule::Fifty) }
+    unsafe { init(path, Rule::Fifty, None) }
 }
 
 /// Fathom's internal name of `tb_init`, for headers that call it.
@@ -158,7 +171,7 @@ pub unsafe extern "C" fn tb_init(path: *const c_char) -> bool {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tb_init_impl(path: *const c_char) -> bool {
     // Safety: the caller's contract is `init`'s.
-    unsafe { init(path, Rule::Fifty) }
+    unsafe { init(path, Rule::Fifty, None) }
 }
 
 /// `dtz50_init_rule`: as `tb_init`, for tables of `rule` (50, 75, or 0 for
@@ -168,14 +181,44 @@ pub unsafe extern "C" fn tb_init_impl(path: *const c_char) -> bool {
 /// As [`tb_init`].
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dtz50_init_rule(path: *const c_char, rule: c_uint) -> bool {
-    let rule = match rule {
-        50 => Rule::Fifty,
-        75 => Rule::SeventyFive,
-        0 => Rule::None,
-        _ => return false,
+    let Some(rule) = rule_of(rule) else {
+        return false;
     };
     // Safety: the caller's contract is `init`'s.
-    unsafe { init(path, rule) }
+    unsafe { init(path, rule, None) }
+}
+
+/// `dtz50_init_cached`: as `dtz50_init_rule`, reading the files with
+/// positional reads (a file changed under the process gives failures,
+/// never a crash) and keeping at most `cache_bytes` bytes of decoded
+/// blocks, shared by all directories; `false` for another rule or a bound
+/// of 0.
+///
+/// # Safety
+/// As [`tb_init`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dtz50_init_cached(
+    path: *const c_char,
+    rule: c_uint,
+    cache_bytes: usize,
+) -> bool {
+    let Some(rule) = rule_of(rule) else {
+        return false;
+    };
+    if cache_bytes == 0 {
+        return false;
+    }
+    let cache = Arc::new(BlockCache::new(cache_bytes));
+    // Safety: the caller's contract is `init`'s.
+    unsafe { init(path, rule, Some(cache)) }
+}
+
+/// `dtz50_cache_bound`: the bound in bytes on the decoded blocks the open
+/// tables keep; 0 if they keep every block (`tb_init`, `dtz50_init_rule`)
+/// or none are open.
+#[unsafe(no_mangle)]
+pub extern "C" fn dtz50_cache_bound() -> usize {
+    guard(0, || probe::cache_bytes().unwrap_or(0))
 }
 
 /// Fathom's `tb_free`: release the tables; `TB_LARGEST` becomes 0.

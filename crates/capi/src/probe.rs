@@ -162,6 +162,12 @@ pub fn verdict(bb: &Bitboards, state: State) -> Option<Verdict> {
     })
 }
 
+/// `dtz50_cache_bound`: the bound on decoded blocks of the current tables,
+/// `None` if they keep every block (or there are none).
+pub fn cache_bytes() -> Option<usize> {
+    registry::with(None, Tables::cache_bytes)
+}
+
 /// `dtz50_rule`: the rule of the current tables, `None` without tables.
 pub fn rule() -> Option<Rule> {
     registry::with(None, |tables| Some(tables.rule()))

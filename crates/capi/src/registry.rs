@@ -8,9 +8,9 @@
 //! not make the tables unusable: the lock's poisoning is ignored, as the
 //! tables are never left half-changed.
 
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
-use dtz50::Rule;
+use dtz50::{Rule, format::BlockCache};
 
 use crate::tables::Tables;
 
@@ -18,10 +18,11 @@ use crate::tables::Tables;
 static CURRENT: RwLock<Option<Tables>> = RwLock::new(None);
 
 /// Replace the current tables by those in the path list `paths`, for
-/// `rule` (none if no directory of the list can be read). Returns the most
+/// `rule` (none if no directory of the list can be read), keeping decoded
+/// blocks in `cache` if given (see [`Tables::open`]). Returns the most
 /// pieces of any table found.
-pub fn init(paths: &str, rule: Rule) -> u32 {
-    let tables = Some(Tables::open(paths, rule)).filter(|t| !t.is_empty());
+pub fn init(paths: &str, rule: Rule, cache: Option<Arc<BlockCache>>) -> u32 {
+    let tables = Some(Tables::open(paths, rule, cache)).filter(|t| !t.is_empty());
     let largest = tables.as_ref().map_or(0, Tables::largest);
     *CURRENT.write().unwrap_or_else(PoisonError::into_inner) = tables;
     largest

@@ -8,11 +8,15 @@
 //! directory holds a material is remembered once found (never a failure, so
 //! a table generated later is found).
 
-use std::{collections::HashMap, path::Path, sync::OnceLock};
+use std::{
+    collections::HashMap,
+    path::Path,
+    sync::{Arc, OnceLock},
+};
 
 use dtz50::{
     Dtz, Material, ProbeError, Rule, Tablebase, Wdl,
-    format::EXTENSION,
+    format::{BlockCache, EXTENSION},
     material::MAX_PIECES,
     probe::{IndexedValues, StoredValues},
 };
@@ -30,17 +34,26 @@ pub struct Tables {
     home: HashMap<Material, OnceLock<usize>>,
     /// The most pieces of any table file found.
     largest: u32,
+    /// The cache all directories share, if they read positionally.
+    cache: Option<Arc<BlockCache>>,
 }
 
 impl Tables {
     /// The directories in `paths` (separated by [`SEPARATOR`]; empty
     /// entries and directories that cannot be read are skipped, as Fathom
     /// skips them), for `rule`.
-    pub fn open(paths: &str, rule: Rule) -> Tables {
+    ///
+    /// With `cache`, the files are read with positional reads and every
+    /// directory keeps its decoded blocks in that one bounded cache;
+    /// without, they are memory-mapped and keep every block they decode.
+    pub fn open(paths: &str, rule: Rule, cache: Option<Arc<BlockCache>>) -> Tables {
         let bases: Vec<Tablebase> = paths
             .split(SEPARATOR)
             .filter(|dir| !dir.is_empty())
-            .filter_map(|dir| Tablebase::open(dir, rule).ok())
+            .filter_map(|dir| match &cache {
+                Some(cache) => Tablebase::open_with_cache(dir, rule, cache.clone()).ok(),
+                None => Tablebase::open(dir, rule).ok(),
+            })
             .collect();
         let largest = bases.iter().map(|b| largest_in(b.dir())).max().unwrap_or(0);
         Tables {
@@ -51,7 +64,13 @@ impl Tables {
                 .map(|m| (m, OnceLock::new()))
                 .collect(),
             largest,
+            cache,
         }
+    }
+
+    /// The bound on decoded blocks kept, `None` if every block is kept.
+    pub fn cache_bytes(&self) -> Option<usize> {
+        self.cache.as_ref().map(|c| c.capacity())
     }
 
     /// Whether no directory could be read.
@@ -140,10 +159,10 @@ mod tests {
         std::fs::write(dir.path().join("KQvK.dtz50"), b"not a table").expect("write");
         std::fs::write(dir.path().join("notes.txt"), b"").expect("write");
         let list = format!("/no/such/dir{SEPARATOR}{SEPARATOR}{}", dir.path().display());
-        let tables = Tables::open(&list, Rule::Fifty);
+        let tables = Tables::open(&list, Rule::Fifty, None);
         assert_eq!((tables.bases.len(), tables.largest()), (1, 3));
         assert!(tables.base(&"KRvK".parse().expect("material")).is_err());
         assert!(tables.base(&"KQvK".parse().expect("material")).is_ok());
-        assert_eq!(Tables::open("", Rule::Fifty).largest(), 0);
+        assert_eq!(Tables::open("", Rule::Fifty, None).largest(), 0);
     }
 }

@@ -2,7 +2,9 @@
  * compare.c - drives every function of tbprobe.h for the Rust test
  * (tests/c_api.rs), which compares what it prints with the Rust API.
  *
- * Usage: compare PATHS RULE < positions
+ * Usage: compare PATHS RULE [CACHE_BYTES] < positions
+ * With CACHE_BYTES the tables are opened by dtz50_init_cached (positional
+ * reads, a bounded cache), else by tb_init / dtz50_init_rule (maps).
  * Each input line is a position: eight bitboards in hex (white black kings
  * queens rooks bishops knights pawns), then the halfmove clock, the
  * en-passant square and the side to move (1 White) in decimal. Each
@@ -71,13 +73,16 @@ static void *recheck(void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: compare PATHS RULE < positions\n");
+    if (argc != 3 && argc != 4) {
+        fprintf(stderr, "usage: compare PATHS RULE [CACHE_BYTES] < positions\n");
         return 2;
     }
     unsigned rule = (unsigned)atoi(argv[2]);
-    bool opened = rule == 50 ? tb_init(argv[1]) : dtz50_init_rule(argv[1], rule);
+    bool opened = argc == 4 ? dtz50_init_cached(argv[1], rule, (size_t)strtoull(argv[3], NULL, 10))
+                  : rule == 50 ? tb_init(argv[1])
+                               : dtz50_init_rule(argv[1], rule);
     printf("INIT %d %u %d\n", opened, TB_LARGEST, dtz50_rule());
+    printf("CACHE %zu\n", dtz50_cache_bound());
 
     static struct TbRootMoves rm;
     unsigned results[TB_MAX_MOVES];
