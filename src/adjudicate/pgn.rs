@@ -8,20 +8,10 @@ use shakmaty::{KnownOutcome, san::SanPlus};
 
 use super::{
     AdjudicateOptions,
-    replay::GameInProgress,
+    replay::{GameInProgress, Tags},
     report::{GameError, GameLabel, GameReport, GameResult},
 };
 use crate::probe::StoredValues;
-
-/// A game's tags, as read before its moves.
-#[derive(Debug, Default)]
-pub(super) struct Tags {
-    pub(super) label: GameLabel,
-    pub(super) result_tag: Option<String>,
-    pub(super) fen: Option<String>,
-    pub(super) setup: Option<String>,
-    pub(super) variant: Option<String>,
-}
 
 /// The pgn-reader visitor: it replays each game as its moves are read. It
 /// keeps the label and move count of the game being read, to name it if

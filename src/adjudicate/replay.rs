@@ -10,7 +10,6 @@ use shakmaty::{
 
 use super::{
     AdjudicateOptions, FivefoldRule,
-    pgn::Tags,
     report::{
         Agreement, Ending, Event, EventKind, GameError, GameLabel, GameReport, GameResult,
         PlyVerdict, VerdictChange, color_title,
@@ -71,6 +70,16 @@ fn move_label(number: u32, color: Color, san: &str) -> String {
         Color::White => format!("{number}. {san}"),
         Color::Black => format!("{number}... {san}"),
     }
+}
+
+/// A game's tags, as read before its moves.
+#[derive(Debug, Default)]
+pub(super) struct Tags {
+    pub(super) label: GameLabel,
+    pub(super) result_tag: Option<String>,
+    pub(super) fen: Option<String>,
+    pub(super) setup: Option<String>,
+    pub(super) variant: Option<String>,
 }
 
 /// At most this many moves played after the end are listed by name; the

@@ -7,11 +7,11 @@
 //! knows beyond Syzygy: the verdict under the board's halfmove clock, ranked
 //! root moves, the rule of the tables and PGN adjudication.
 //!
-//! Layout: [`board`] turns a `chess.Board` into a shakmaty position (with
-//! python-chess's checks and messages), [`tablebase`] is the `Tablebase`
-//! class over one `dtz50::Tablebase` per directory, [`values`] holds the
-//! small result classes, [`errors`] maps library errors to Python
-//! exceptions, [`adjudicate`] wraps PGN adjudication. The Python-facing
+//! Layout: `board` turns a `chess.Board` into a shakmaty position (with
+//! python-chess's checks and messages), `tablebase` is the `Tablebase`
+//! class over one `dtz50::Tablebase` per directory, `values` holds the
+//! small result classes, `errors` maps library errors to Python
+//! exceptions, `adjudicate` wraps PGN adjudication. The Python-facing
 //! documentation (docstrings) is in the doc comments, and `dtz50.pyi` in
 //! the crate folder repeats the signatures as type stubs.
 
@@ -42,6 +42,6 @@ fn dtz50_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<values::Verdict>()?;
     m.add_class::<values::RankedMove>()?;
     m.add_function(wrap_pyfunction!(tablebase::open_tablebase, m)?)?;
-    m.add_function(wrap_pyfunction!(adjudicate::adjudicate, m)?)?;
+    m.add_function(wrap_pyfunction!(tablebase::adjudicate, m)?)?;
     Ok(())
 }

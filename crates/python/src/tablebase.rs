@@ -19,12 +19,13 @@ use dtz50::{
     ProbeError, Rule,
     format::EXTENSION,
     material::Material,
-    probe::{RankedMove as Ranked, open_file},
+    probe::{RankedMove as Ranked, StoredValues, open_file},
 };
 use pyo3::{exceptions::PyValueError, intern, prelude::*, types::PyList};
 use shakmaty::{CastlingMode, Chess, Position};
 
 use crate::{
+    adjudicate::games,
     board::{fen, position},
     errors::{Metric, io_error, probe_error},
     values::{RankedMove, Verdict},
@@ -336,7 +337,7 @@ impl Tablebase {
         pgn: &str,
         fivefold_2014: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        crate::adjudicate::adjudicate(slf.py(), pgn, Some(slf), fivefold_2014)
+        adjudicate(slf.py(), pgn, Some(slf), fivefold_2014)
     }
 
     /// Closes all tables: later probes raise :exc:`MissingTableError`
@@ -417,4 +418,31 @@ pub fn open_tablebase(
     let tables = Tablebase::new(max_fds, VariantBoard, rule)?;
     tables.add_directory(py, directory, load_wdl, load_dtz)?;
     Ok(tables)
+}
+
+/// Adjudicate every game of a PGN text.
+///
+/// Returns one dict per game, exactly the objects ``dtz50 adjudicate
+/// --json`` prints (parsed with ``json.loads``): repetition claims,
+/// fivefold repetition, the 50-move claim, the 75-move draw and, once a
+/// game is in table range, the tablebase verdict after every move
+/// (``verdicts``) and each move that changes it. A game that cannot be
+/// read or replayed is ``{"game": N, "error": "..."}``; the others are
+/// still adjudicated.
+///
+/// ``tablebase`` gives the verdicts (its first directory); without it only
+/// the draw rules are applied. ``fivefold_2014`` applies the 2014 text of
+/// the fivefold rule (five consecutive repetitions), as
+/// ``--fivefold-2014``.
+#[pyfunction]
+#[pyo3(signature = (pgn, tablebase = None, *, fivefold_2014 = false))]
+pub fn adjudicate<'py>(
+    py: Python<'py>,
+    pgn: &str,
+    tablebase: Option<&Bound<'py, Tablebase>>,
+    fivefold_2014: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let tables = tablebase.and_then(|t| t.get().first());
+    let store = tables.as_deref().map(|t| t as &(dyn StoredValues + Sync));
+    games(py, pgn, store, fivefold_2014)
 }

@@ -1,7 +1,7 @@
 //! The small classes dtz50 adds to python-chess's surface: `Verdict` and
 //! `RankedMove`.
 
-use pyo3::prelude::*;
+use pyo3::{intern, prelude::*};
 
 /// The verdict on a position with a halfmove clock applied.
 ///
@@ -55,7 +55,7 @@ impl Verdict {
 
     /// The fields as a dict, the same as the JSON of `dtz50 probe --json`.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        crate::adjudicate::json_to_python(py, &serde_json::to_string(&self.0).map_err(json_error)?)
+        json_to_python(py, &serde_json::to_string(&self.0).map_err(json_error)?)
     }
 
     fn __str__(&self) -> String {
@@ -139,6 +139,12 @@ impl RankedMove {
             self.dtz, self.outcome
         ))
     }
+}
+
+/// Parse JSON text with Python's `json.loads`.
+pub fn json_to_python<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    py.import(intern!(py, "json"))?
+        .call_method1(intern!(py, "loads"), (text,))
 }
 
 /// A serialisation failure (cannot happen for these types) as a Python error.
