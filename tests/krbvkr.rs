@@ -49,18 +49,6 @@ fn syzygy_krbvkr() -> Option<SyzygyTablebase<Chess>> {
     Some(common::syzygy(&[four, five]))
 }
 
-/// A small deterministic generator (xorshift64*).
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
 #[test]
 fn krbvkr_matches_syzygy_on_random_positions() {
     let Some(syzygy) = syzygy_krbvkr() else {
@@ -69,7 +57,7 @@ fn krbvkr_matches_syzygy_on_random_positions() {
     let (_, ours) = tables(Rule::Fifty);
     let table = ours.table(&krbvkr()).expect("generated");
     let layout = table.layout();
-    let mut random = Random(0x5eed_d7a5_0b1e_55ed);
+    let mut random = common::Random(0x5eed_d7a5_0b1e_55ed);
     let (mut compared, mut cursed, mut mismatches) = (0u64, 0u64, 0u64);
     while compared < 200_000 {
         let index = TableIndex(random.next() % layout.size());

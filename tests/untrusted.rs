@@ -19,6 +19,7 @@ mod common;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use common::Random;
 use dtz50::{
     Material, Rule, Tablebase,
     format::{HEADER_LEN, MAGIC, TRAILER_LEN, TableFile, VERSION},
@@ -26,31 +27,9 @@ use dtz50::{
 };
 use shakmaty::{Color, Position};
 
-/// A small deterministic generator (splitmix64), so that every run damages
-/// the same bytes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn byte(&mut self) -> u8 {
-        self.next() as u8
-    }
-
-    /// A byte other than zero, to xor into a byte so that it changes.
-    fn flip(&mut self) -> u8 {
-        1 + (self.next() % 255) as u8
-    }
+/// A byte other than zero, to xor into a byte so that it changes.
+fn flip(rng: &mut Random) -> u8 {
+    1 + (rng.next() % 255) as u8
 }
 
 /// Probe errors after which a damaged file's probing stops.
@@ -101,13 +80,13 @@ fn read_everything(bytes: Vec<u8>, tally: &mut Tally) -> Option<()> {
 }
 
 /// The damaged copies of `original` this test reads, each with a label.
-fn mutations(original: &[u8], rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
+fn mutations(original: &[u8], rng: &mut Random) -> Vec<(String, Vec<u8>)> {
     let len = original.len();
     let mut out = Vec::new();
     for _ in 0..400 {
         let at = rng.below(len);
         let mut bytes = original.to_vec();
-        bytes[at] ^= rng.flip();
+        bytes[at] ^= flip(rng);
         out.push((format!("byte {at} changed"), bytes));
     }
     for _ in 0..200 {
@@ -119,7 +98,7 @@ fn mutations(original: &[u8], rng: &mut Rng) -> Vec<(String, Vec<u8>)> {
             len - 1 - rng.below(TRAILER_LEN + 64)
         };
         let mut bytes = original.to_vec();
-        bytes[at] ^= rng.flip();
+        bytes[at] ^= flip(rng);
         out.push((format!("header/trailer byte {at} changed"), bytes));
     }
     for _ in 0..100 {
@@ -167,7 +146,7 @@ fn damaged_table_files_never_panic_the_reader() {
         .map(|m| m.parse().expect("material"))
         .collect();
     common::generate_files(dir.path(), &targets, Rule::Fifty);
-    let mut rng = Rng(0x00d7_2500);
+    let mut rng = Random(0x00d7_2500);
     for material in &targets {
         let path = dir.path().join(format!("{material}.dtz50"));
         let original = std::fs::read(&path).expect("table file");
@@ -207,7 +186,7 @@ fn damaged_files_on_disk_never_panic_the_probe_api() {
         "4k3/8/4Q3/8/8/8/8/4K3 b - - 0 1",
     ]
     .map(common::fen);
-    let mut rng = Rng(0x0f11_e500);
+    let mut rng = Random(0x0f11_e500);
     let mut answered = 0;
     let mut errors = 0;
     for (label, bytes) in mutations(&original, &mut rng).into_iter().step_by(7) {

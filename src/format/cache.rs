@@ -12,7 +12,7 @@
 use std::{
     collections::HashMap,
     sync::{
-        Mutex, OnceLock,
+        Arc, Mutex, OnceLock,
         atomic::{AtomicU64, Ordering},
     },
 };
@@ -130,14 +130,21 @@ impl BlockCache {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `read` applied to the cached block, if it is cached.
-    fn get<T: Code, R>(&self, key: Key, read: impl FnOnce(&[T]) -> R) -> Option<R> {
+    /// `read` applied to the cached block; `read` back if it is not cached.
+    fn get<T: Code, R, F: FnOnce(&[T]) -> R>(&self, key: Key, read: F) -> Result<R, F> {
         let mut inner = self.lock();
         inner.tick += 1;
         let tick = inner.tick;
-        let entry = inner.blocks.get_mut(&key)?;
-        entry.used = tick;
-        T::unwrap(&entry.codes).map(read)
+        match inner.blocks.get_mut(&key) {
+            Some(entry) => {
+                entry.used = tick;
+                match T::unwrap(&entry.codes) {
+                    Some(codes) => Ok(read(codes)),
+                    None => Err(read),
+                }
+            }
+            None => Err(read),
+        }
     }
 
     /// Keep a decoded block, dropping the least recently used ones to stay
@@ -173,13 +180,26 @@ pub(super) enum Blocks<T> {
     Kept(Vec<OnceLock<Box<[T]>>>),
     /// In a shared, bounded cache.
     Shared {
-        cache: std::sync::Arc<BlockCache>,
+        cache: Arc<BlockCache>,
         file: u64,
         section: Section,
     },
 }
 
 impl<T: Code> Blocks<T> {
+    /// The store of one section of `count` blocks: in `cache` if given,
+    /// else every block kept.
+    pub(super) fn new(count: usize, section: Section, cache: Option<&Arc<BlockCache>>) -> Self {
+        match cache {
+            None => Blocks::Kept((0..count).map(|_| OnceLock::new()).collect()),
+            Some(cache) => Blocks::Shared {
+                cache: cache.clone(),
+                file: cache.register(),
+                section,
+            },
+        }
+    }
+
     /// Apply `read` to block `block`, decoding it with `decode` if it is not
     /// kept.
     pub(super) fn with<R, E>(
@@ -207,14 +227,15 @@ impl<T: Code> Blocks<T> {
                     section: *section,
                     block,
                 };
-                let mut read = Some(read);
-                if let Some(value) = cache.get(key, |codes| (read.take().expect("once"))(codes)) {
-                    return Ok(value);
+                match cache.get(key, read) {
+                    Ok(value) => Ok(value),
+                    Err(read) => {
+                        let codes = decode()?.into_boxed_slice();
+                        let value = read(&codes);
+                        cache.insert(key, codes);
+                        Ok(value)
+                    }
                 }
-                let codes = decode()?.into_boxed_slice();
-                let value = (read.take().expect("not used on a miss"))(&codes);
-                cache.insert(key, codes);
-                Ok(value)
             }
         }
     }
@@ -226,7 +247,7 @@ mod tests {
 
     #[test]
     fn the_cache_keeps_at_most_its_capacity_dropping_the_least_recent() {
-        let cache = std::sync::Arc::new(BlockCache::new(100));
+        let cache = Arc::new(BlockCache::new(100));
         let file = cache.register();
         let blocks: Blocks<u8> = Blocks::Shared {
             cache: cache.clone(),

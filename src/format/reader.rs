@@ -122,28 +122,6 @@ pub struct TableFile<S> {
     dtz: SectionMap<u16>,
 }
 
-/// How a file keeps its decoded blocks.
-enum Keeping {
-    /// Each block once decoded, while the file is open.
-    All,
-    /// In a shared bounded cache.
-    Shared(Arc<BlockCache>),
-}
-
-impl Keeping {
-    /// The block store of one section of `count` blocks.
-    fn blocks<T>(&self, count: usize, section: Section) -> Blocks<T> {
-        match self {
-            Keeping::All => Blocks::Kept((0..count).map(|_| Default::default()).collect()),
-            Keeping::Shared(cache) => Blocks::Shared {
-                cache: cache.clone(),
-                file: cache.register(),
-                section,
-            },
-        }
-    }
-}
-
 impl<S: Source> TableFile<S> {
     /// Check the header, trailer and block tables and wrap the source.
     /// Decoded blocks are kept while the file is open.
@@ -151,7 +129,7 @@ impl<S: Source> TableFile<S> {
     /// # Errors
     /// A [`FormatError`] saying what is wrong.
     pub fn new(source: S) -> Result<TableFile<S>, FormatError> {
-        TableFile::open(source, Keeping::All)
+        TableFile::open(source, None)
     }
 
     /// As [`TableFile::new`], keeping decoded blocks in `cache`.
@@ -159,10 +137,12 @@ impl<S: Source> TableFile<S> {
     /// # Errors
     /// A [`FormatError`] saying what is wrong.
     pub fn with_cache(source: S, cache: Arc<BlockCache>) -> Result<TableFile<S>, FormatError> {
-        TableFile::open(source, Keeping::Shared(cache))
+        TableFile::open(source, Some(cache))
     }
 
-    fn open(source: S, keeping: Keeping) -> Result<TableFile<S>, FormatError> {
+    /// Open `source`, keeping decoded blocks in `cache` if given, else
+    /// every block while the file is open.
+    fn open(source: S, cache: Option<Arc<BlockCache>>) -> Result<TableFile<S>, FormatError> {
         let size = source.size();
         let min = (HEADER_LEN + TRAILER_LEN) as u64;
         if size < min {
@@ -209,16 +189,15 @@ impl<S: Source> TableFile<S> {
             Section::Wdl,
             &trailer[..48],
             (blocks, HEADER_LEN as u64, trailer_at),
-            keeping.blocks(blocks, Section::Wdl),
+            Blocks::new(blocks, Section::Wdl, cache.as_ref()),
         )?;
         let dtz = section_map(
             &read,
             Section::Dtz,
             &trailer[48..96],
             (blocks, wdl.end(), trailer_at),
-            keeping.blocks(blocks, Section::Dtz),
+            Blocks::new(blocks, Section::Dtz, cache.as_ref()),
         )?;
-        drop((head, trailer));
         Ok(TableFile {
             source,
             header,
@@ -338,6 +317,14 @@ impl<S: Source> TableFile<S> {
         ((at / per) as usize, (at % per) as usize)
     }
 
+    /// Each block's start in `section`, and the end of the last one.
+    fn offsets(&self, section: Section) -> &[u64] {
+        match section {
+            Section::Wdl => &self.wdl.offsets,
+            _ => &self.dtz.offsets,
+        }
+    }
+
     /// Read, decompress and unpack one block, checking its exact size and
     /// that every code is a value the section can hold.
     fn decode<T: Code>(
@@ -346,10 +333,7 @@ impl<S: Source> TableFile<S> {
         block: usize,
         narrow: fn(u16) -> T,
     ) -> Result<Vec<T>, FormatError> {
-        let offsets = match section {
-            Section::Wdl => &self.wdl.offsets,
-            _ => &self.dtz.offsets,
-        };
+        let offsets = self.offsets(section);
         let (start, end) = (offsets[block], offsets[block + 1]);
         let total = 2 * self.header.positions;
         let first = block as u64 * u64::from(BLOCK_POSITIONS);
@@ -410,11 +394,7 @@ impl<S: Source> TableFile<S> {
         }
         self.verify_checksum()?;
         for section in [Section::Wdl, Section::Dtz] {
-            let blocks = match section {
-                Section::Wdl => self.wdl.block_count(),
-                _ => self.dtz.block_count(),
-            };
-            for block in 0..blocks {
+            for block in 0..self.offsets(section).len() - 1 {
                 self.decode(section, block, |v| v)?;
             }
         }

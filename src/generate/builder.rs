@@ -203,10 +203,7 @@ pub fn generate(
 fn open_intact(path: &Path) -> Result<TableFile<Mmap>, ProbeError> {
     let file = open_file(path)?;
     file.verify_checksum()
-        .map_err(|source| ProbeError::Corrupt {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        .map_err(|source| ProbeError::corrupt(path, source))?;
     Ok(file)
 }
 
@@ -231,9 +228,10 @@ fn stale_temporary_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
 /// The process id in a temporary file's name, `.KQvK.dtz50.tmp-1234`.
 fn temporary_file_owner(name: &str) -> Option<u32> {
     let (stem, pid) = name.rsplit_once(TEMP_MARK)?;
-    let table = stem.strip_prefix('.')?;
-    let ext = format!(".{EXTENSION}");
-    (table.ends_with(&ext) && table.len() > ext.len()).then_some(())?;
+    let table = stem.strip_prefix('.')?.strip_suffix(EXTENSION)?;
+    if table.len() < 2 || !table.ends_with('.') {
+        return None;
+    }
     pid.parse().ok()
 }
 

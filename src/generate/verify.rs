@@ -148,10 +148,7 @@ fn read_stored<S: Source>(
         .try_for_each(|block| {
             let entries = table
                 .block_entries(block)
-                .map_err(|source| ProbeError::Corrupt {
-                    path: path.to_path_buf(),
-                    source,
-                })?;
+                .map_err(|source| ProbeError::corrupt(path, source))?;
             let first = block as u64 * u64::from(BLOCK_POSITIONS);
             for (at, (wdl, dtz)) in (first..).zip(entries) {
                 let (turn, index) = if at < size {
@@ -317,10 +314,8 @@ impl Check<'_> {
             return Ok(());
         }
         let table = self.tables.table(&self.layout.material())?;
-        let corrupt = |source| ProbeError::Corrupt {
-            path: self.tables.path_of(&self.layout.material()),
-            source,
-        };
+        let path = self.tables.path_of(&self.layout.material());
+        let corrupt = |source| ProbeError::corrupt(&path, source);
         let dtz = table.dtz(turn, TableIndex(index)).map_err(corrupt)?;
         let wdl = table.wdl(turn, TableIndex(index)).map_err(corrupt)?;
         let fen = self.layout.position(placement, turn).map_or_else(

@@ -10,7 +10,10 @@
 //! [`FormatError`] says what is damaged. Messages do not repeat their
 //! source; print the whole chain (as the CLI does) to see both.
 
-use std::{io, path::PathBuf};
+use std::{
+    io,
+    path::{Path, PathBuf},
+};
 
 use thiserror::Error;
 
@@ -81,6 +84,16 @@ pub enum ProbeError {
         /// The normalised material.
         material: Material,
     },
+}
+
+impl ProbeError {
+    /// The file at `path` is damaged, as `source` says.
+    pub fn corrupt(path: &Path, source: FormatError) -> ProbeError {
+        ProbeError::Corrupt {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
 }
 
 /// An error and its causes on one line, each cause once: "corrupt table

@@ -357,23 +357,13 @@ impl Tablebase {
 
     /// Open and check one file the way this tablebase reads.
     fn open_bytes(&self, path: &Path) -> Result<TableFile<FileBytes>, ProbeError> {
-        let io_error = |source| ProbeError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let corrupt = |source| ProbeError::Corrupt {
-            path: path.to_path_buf(),
-            source,
-        };
         match &self.access {
-            Access::Mapped => {
-                let map = map_file(path).map_err(io_error)?;
-                TableFile::new(FileBytes::Mapped(map)).map_err(corrupt)
-            }
-            Access::Positional(cache) => {
-                let file = PositionalFile::open(path).map_err(io_error)?;
-                TableFile::with_cache(FileBytes::Positional(file), cache.clone()).map_err(corrupt)
-            }
+            Access::Mapped => check(path, map_file(path).map(FileBytes::Mapped), None),
+            Access::Positional(cache) => check(
+                path,
+                PositionalFile::open(path).map(FileBytes::Positional),
+                Some(cache.clone()),
+            ),
         }
     }
 
@@ -411,14 +401,25 @@ impl Tablebase {
 /// [`ProbeError::Io`] if it cannot be read, [`ProbeError::Corrupt`] if it
 /// is not a sound table file.
 pub fn open_file(path: &Path) -> Result<TableFile<Mmap>, ProbeError> {
-    let map = map_file(path).map_err(|source| ProbeError::Io {
+    check(path, map_file(path), None)
+}
+
+/// Check the table file at `path` read from `source`, keeping decoded
+/// blocks in `cache` if given; errors name the path.
+fn check<S: Source>(
+    path: &Path,
+    source: io::Result<S>,
+    cache: Option<Arc<BlockCache>>,
+) -> Result<TableFile<S>, ProbeError> {
+    let source = source.map_err(|source| ProbeError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    TableFile::new(map).map_err(|source| ProbeError::Corrupt {
-        path: path.to_path_buf(),
-        source,
-    })
+    match cache {
+        None => TableFile::new(source),
+        Some(cache) => TableFile::with_cache(source, cache),
+    }
+    .map_err(|source| ProbeError::corrupt(path, source))
 }
 
 /// What a path that is not a regular file is, in words.
@@ -448,10 +449,7 @@ pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
 
 impl OpenTable {
     fn corrupt(&self, source: FormatError) -> ProbeError {
-        ProbeError::Corrupt {
-            path: self.path.clone(),
-            source,
-        }
+        ProbeError::corrupt(&self.path, source)
     }
 }
 

@@ -218,3 +218,27 @@ pub fn check_published_stats(header: &dtz50::format::Header) {
         "{name}: has (wtm cursed win, wtm blessed loss, btm cursed win, btm blessed loss)"
     );
 }
+
+/// A small deterministic generator (xorshift64*): the same positions, or
+/// the same damage, on every run.
+pub struct Random(pub u64);
+
+impl Random {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// A random byte.
+    pub fn byte(&mut self) -> u8 {
+        self.next() as u8
+    }
+}

@@ -71,16 +71,21 @@ fn venv(python: &str) -> Option<PathBuf> {
             return None;
         }
     }
-    run(Command::new(bin.join("python"))
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args(REQUIREMENTS));
+    run(pip_install(&bin).args(REQUIREMENTS));
     Some(bin)
+}
+
+/// `python -m pip install --quiet` in the venv whose `bin` this is.
+fn pip_install(bin: &Path) -> Command {
+    let mut command = Command::new(bin.join("python"));
+    command.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+    ]);
+    command
 }
 
 /// `pip install crates/python` into the venv, as the README tells users.
@@ -90,14 +95,7 @@ fn install_module(bin: &Path) {
             .chain(env::split_paths(&env::var_os("PATH").unwrap_or_default())),
     )
     .expect("PATH joins");
-    run(Command::new(bin.join("python"))
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
+    run(pip_install(bin)
         .args(["--no-build-isolation", "--no-deps", "--force-reinstall"])
         .arg(env!("CARGO_MANIFEST_DIR"))
         .env("PATH", path));

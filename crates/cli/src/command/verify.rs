@@ -50,10 +50,7 @@ fn verify_file(file: &Path, deep: bool) -> Result<String> {
     let table = open_file(file)?;
     table
         .verify()
-        .map_err(|source| dtz50::ProbeError::Corrupt {
-            path: file.to_path_buf(),
-            source,
-        })?;
+        .map_err(|source| dtz50::ProbeError::corrupt(file, source))?;
     if !deep {
         return Ok(String::new());
     }
