@@ -76,7 +76,17 @@
 //! Options: `--dtz50 DIR` (default `tables`), `--syzygy DIR` (default
 //! `../shared/syzygy/official`), `--set five|34|both`, `--metric
 //! wdl|dtz|both`, `--seed N` (default 14), `--per-table N` (positions per
-//! table, overriding 40,000 and 3,000, for quick runs), `--check`.
+//! table, overriding 40,000 and 3,000, for quick runs), `--check`,
+//! `--long N`.
+//!
+//! # A long run
+//!
+//! `--long 10000000` probes ten million fresh random positions spread over
+//! all 40 tables (WDL, and DTZ every fourth probe) in this one process,
+//! first through positional reads with the default bounded page cache
+//! (`Tablebase::open_positional`, 64 MiB), then through memory maps, and
+//! prints the resident set and the cache's bytes every tenth of the run:
+//! what the probe keeps must stay within its bound.
 
 use std::{
     fmt,
@@ -90,7 +100,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use dtz50::{Material, Rule, Tablebase};
+use dtz50::{Material, Rule, Tablebase, probe::DEFAULT_CACHE_BYTES};
 use shakmaty::{
     Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, FromSetup, Piece, Position, Role,
     Setup, Square, fen::Fen,
@@ -222,6 +232,8 @@ enum Mode {
     Check,
     /// One measured run.
     Child(System, Metric, Set),
+    /// A long run: this many probes over every table of both sets.
+    Long(u64),
 }
 
 /// A bad command line, printed on one line.
@@ -238,7 +250,7 @@ impl fmt::Display for UsageError {
 const HELP: &str =
     "engine_workload: cold random probes over many tables, dtz50 beside shakmaty-syzygy
 usage: engine_workload [--dtz50 DIR] [--syzygy DIR] [--set five|34|both] [--metric wdl|dtz|both]
-                       [--seed N] [--per-table N] [--check]";
+                       [--seed N] [--per-table N] [--check | --long N]";
 
 /// Parses the arguments after the program name.
 fn parse_args(mut raw: impl Iterator<Item = String>) -> Result<Option<Args>, UsageError> {
@@ -253,6 +265,7 @@ fn parse_args(mut raw: impl Iterator<Item = String>) -> Result<Option<Args>, Usa
     };
     let mut check = false;
     let mut child = None;
+    let mut long = None;
     while let Some(flag) = raw.next() {
         let mut value = |what: &str| {
             raw.next()
@@ -298,6 +311,13 @@ fn parse_args(mut raw: impl Iterator<Item = String>) -> Result<Option<Args>, Usa
                 }
             }
             "--check" => check = true,
+            "--long" => {
+                let v = value("a number")?;
+                long =
+                    Some(v.parse::<u64>().map_err(|_| {
+                        UsageError(format!("--long {v}: expected an unsigned number"))
+                    })?);
+            }
             "--child" => {
                 let system = value("SYSTEM METRIC SET")?;
                 let metric = value("SYSTEM METRIC SET")?;
@@ -311,6 +331,13 @@ fn parse_args(mut raw: impl Iterator<Item = String>) -> Result<Option<Args>, Usa
             }
             other => return Err(UsageError(format!("unknown argument '{other}'"))),
         }
+    }
+    if let Some(n) = long {
+        if check || child.is_some() {
+            return Err(UsageError("--long excludes --check and --child".into()));
+        }
+        args.mode = Mode::Long(n);
+        return Ok(Some(args));
     }
     args.mode = match (check, child) {
         (true, Some(_)) => return Err(UsageError("--check and --child exclude each other".into())),
@@ -881,6 +908,56 @@ fn check(args: &Args) -> Result<bool, String> {
 }
 
 /// Parent, child or check, by the arguments; exit 2 on a bad command line.
+/// `--long N`: N probes (WDL, and DTZ every fourth) at fresh random
+/// positions over every table of both sets, through positional reads and
+/// the default bounded cache, then through memory maps; prints the
+/// resident set every 10% and the cache's bytes. The cache must stay
+/// within its bound however long the run.
+fn long_run(args: &Args, n: u64) -> Result<(), String> {
+    let mut all = materials(Set::Five)?;
+    all.extend(materials(Set::Small)?);
+    for mapped in [false, true] {
+        let tables = if mapped {
+            Tablebase::open(&args.dtz50, Rule::Fifty)
+        } else {
+            Tablebase::open_positional(&args.dtz50, Rule::Fifty, DEFAULT_CACHE_BYTES)
+        }
+        .map_err(|e| e.to_string())?;
+        let access = if mapped { "mapped" } else { "positional" };
+        let mut rng = SplitMix64(args.seed ^ 0x1010_1010);
+        let (mut errors, mut checksum) = (0u64, 0i64);
+        let start = Instant::now();
+        for i in 0..n {
+            let material = &all[rng.below(all.len())];
+            let pos = random_position(&mut rng, material);
+            let value = if i % 4 == 3 {
+                tables.probe_dtz(&pos).map(|d| i64::from(d.0))
+            } else {
+                tables.probe_wdl(&pos).map(|w| i64::from(w.to_i8()))
+            };
+            match value {
+                Ok(v) => checksum = checksum.wrapping_add(v),
+                Err(_) => errors += 1,
+            }
+            if (i + 1) % (n / 10).max(1) == 0 || i + 1 == n {
+                println!(
+                    "{access}: {} probes, {:.1} s, VmRSS {:.1} MiB, VmHWM {:.1} MiB, cache {:.1} MiB of {}, errors {errors}, checksum {checksum}",
+                    i + 1,
+                    start.elapsed().as_secs_f64(),
+                    mib(status_kb("VmRSS").unwrap_or(0)),
+                    mib(status_kb("VmHWM").unwrap_or(0)),
+                    tables.cache_used().unwrap_or(0) as f64 / f64::from(1 << 20),
+                    tables.cache_bytes().map_or("none".to_string(), |b| format!(
+                        "{:.0} MiB",
+                        b as f64 / f64::from(1 << 20)
+                    )),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let args = match parse_args(std::env::args().skip(1)) {
         Ok(Some(args)) => args,
@@ -900,6 +977,7 @@ fn main() -> ExitCode {
             println!("{}", m.line());
             true
         }),
+        Mode::Long(n) => long_run(&args, n).map(|()| true),
     };
     match outcome {
         Ok(true) => ExitCode::SUCCESS,

@@ -3,7 +3,7 @@
 //! dtz50 builds tables of up to five pieces holding, for both sides to
 //! move, the exact distance to zeroing (DTZ, in plies) and the five-valued
 //! WDL of the fifty-move rule (or the 75-move rule, or none), writes them as
-//! zstd-compressed, memory-mappable files, and answers the question an
+//! compressed, memory-mappable files, and answers the question an
 //! engine or arbiter actually has: does this win survive the halfmove clock?
 //!
 //! ```

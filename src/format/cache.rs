@@ -1,25 +1,30 @@
-//! Decoded blocks kept for later probes.
+//! A bounded cache of file pages, shared by the files that use it.
 //!
-//! A [`TableFile`](super::TableFile) decodes a block on its first use and
-//! keeps it. By default each file keeps every block it decoded for as long
-//! as it is open (fast, and what an engine with memory-mapped files has
-//! today). A [`BlockCache`] instead bounds what is kept: one cache shared by
-//! any number of files, holding at most a given number of bytes of decoded
-//! blocks and dropping the least recently used first. Long-running
-//! processes (`probe --batch`, a server) use it, so that their memory does
-//! not grow toward the size of the tables they read.
+//! A [`TableFile`](super::TableFile) over a memory map reads the kernel's
+//! pages and keeps nothing. Over positional reads (`pread`), every probe
+//! would be a few system calls; a [`BlockCache`] keeps the 4 KiB pages
+//! those reads touched, at most a given number of bytes for all files
+//! together, dropping the least recently used page first. Long-running
+//! processes (`probe --batch`, a server, the C API's cached mode) use it,
+//! so that their memory stays bounded whatever tables they read. Pages are
+//! only bytes: every block, count and index read from them is still
+//! checked against its checksum.
 
 use std::{
-    collections::HashMap,
+    collections::{BTreeMap, HashMap},
+    io,
     sync::{
-        Arc, Mutex, OnceLock,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
 };
 
-use super::Section;
+use super::reader::Source;
 
-/// A bounded cache of decoded blocks, shared by the files that use it.
+/// Bytes per cached page.
+const PAGE: u64 = 4096;
+
+/// A bounded cache of file pages, shared by the files that use it.
 #[derive(Debug)]
 pub struct BlockCache {
     capacity: usize,
@@ -29,78 +34,23 @@ pub struct BlockCache {
 
 #[derive(Debug, Default)]
 struct Inner {
-    blocks: HashMap<Key, Entry>,
+    pages: HashMap<Key, (Arc<[u8]>, u64)>,
+    /// Last use → page, oldest first.
+    by_use: BTreeMap<u64, Key>,
     bytes: usize,
     tick: u64,
 }
 
-/// A block of one section of one file.
+/// A page of one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct Key {
     file: u64,
-    section: Section,
-    block: usize,
-}
-
-#[derive(Debug)]
-struct Entry {
-    codes: Decoded,
-    used: u64,
-}
-
-/// A decoded block of either width.
-#[derive(Debug)]
-pub(super) enum Decoded {
-    Bytes(Box<[u8]>),
-    Words(Box<[u16]>),
-}
-
-impl Decoded {
-    fn bytes(&self) -> usize {
-        match self {
-            Decoded::Bytes(b) => b.len(),
-            Decoded::Words(w) => 2 * w.len(),
-        }
-    }
-}
-
-/// The code types blocks decode to (`u8` for WDL, `u16` for DTZ).
-pub(super) trait Code: Copy + Default + Send + Sync + 'static {
-    /// Wrap decoded codes for the shared cache.
-    fn wrap(codes: Box<[Self]>) -> Decoded;
-    /// The codes of a cached block, if it holds this type.
-    fn unwrap(decoded: &Decoded) -> Option<&[Self]>;
-}
-
-impl Code for u8 {
-    fn wrap(codes: Box<[u8]>) -> Decoded {
-        Decoded::Bytes(codes)
-    }
-
-    fn unwrap(decoded: &Decoded) -> Option<&[u8]> {
-        match decoded {
-            Decoded::Bytes(b) => Some(b),
-            Decoded::Words(_) => None,
-        }
-    }
-}
-
-impl Code for u16 {
-    fn wrap(codes: Box<[u16]>) -> Decoded {
-        Decoded::Words(codes)
-    }
-
-    fn unwrap(decoded: &Decoded) -> Option<&[u16]> {
-        match decoded {
-            Decoded::Words(w) => Some(w),
-            Decoded::Bytes(_) => None,
-        }
-    }
+    page: u64,
 }
 
 impl BlockCache {
-    /// A cache holding at most `capacity` bytes of decoded blocks (a block
-    /// larger than that is decoded for each use and not kept).
+    /// A cache holding at most `capacity` bytes of pages (with a capacity
+    /// under one page, nothing is kept).
     pub fn new(capacity: usize) -> BlockCache {
         BlockCache {
             capacity,
@@ -114,7 +64,7 @@ impl BlockCache {
         self.capacity
     }
 
-    /// Bytes of decoded blocks held now.
+    /// Bytes of pages held now.
     pub fn bytes(&self) -> usize {
         self.lock().bytes
     }
@@ -125,119 +75,86 @@ impl BlockCache {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        // A panic while holding the lock leaves a consistent map (every
-        // update is a single insert or remove), so a poisoned lock is used.
+        // Every update leaves the maps consistent, so a poisoned lock is used.
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `read` applied to the cached block; `read` back if it is not cached.
-    fn get<T: Code, R, F: FnOnce(&[T]) -> R>(&self, key: Key, read: F) -> Result<R, F> {
+    /// `len` bytes at `offset` of `file`, read from `source` a page at a
+    /// time where the cache does not hold them.
+    pub(super) fn read<S: Source + ?Sized>(
+        &self,
+        file: u64,
+        source: &S,
+        offset: u64,
+        len: usize,
+    ) -> io::Result<Vec<u8>> {
+        let end = offset + len as u64;
+        if end > source.size() {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        if len as u64 > 4 * PAGE {
+            return source.read_at(offset, len).map(|b| b.into_owned());
+        }
+        let mut out = Vec::with_capacity(len);
+        let mut at = offset;
+        while at < end {
+            let key = Key {
+                file,
+                page: at / PAGE,
+            };
+            let page = match self.get(key) {
+                Some(page) => page,
+                None => {
+                    let start = key.page * PAGE;
+                    let n = PAGE.min(source.size() - start) as usize;
+                    let page: Arc<[u8]> = source.read_at(start, n)?.into_owned().into();
+                    self.insert(key, page.clone());
+                    page
+                }
+            };
+            let from = (at - key.page * PAGE) as usize;
+            let to = ((end - key.page * PAGE) as usize).min(page.len());
+            out.extend_from_slice(&page[from..to]);
+            at = key.page * PAGE + to as u64;
+        }
+        Ok(out)
+    }
+
+    fn get(&self, key: Key) -> Option<Arc<[u8]>> {
         let mut inner = self.lock();
         inner.tick += 1;
         let tick = inner.tick;
-        match inner.blocks.get_mut(&key) {
-            Some(entry) => {
-                entry.used = tick;
-                match T::unwrap(&entry.codes) {
-                    Some(codes) => Ok(read(codes)),
-                    None => Err(read),
-                }
-            }
-            None => Err(read),
-        }
+        let (page, used) = inner.pages.get_mut(&key)?;
+        let page = page.clone();
+        let old = std::mem::replace(used, tick);
+        inner.by_use.remove(&old);
+        inner.by_use.insert(tick, key);
+        Some(page)
     }
 
-    /// Keep a decoded block, dropping the least recently used ones to stay
-    /// within the bound.
-    fn insert<T: Code>(&self, key: Key, codes: Box<[T]>) {
-        let codes = T::wrap(codes);
-        let size = codes.bytes();
+    fn insert(&self, key: Key, page: Arc<[u8]>) {
+        let size = page.len();
         if size > self.capacity {
             return;
         }
         let mut inner = self.lock();
+        if let Some((old, used)) = inner.pages.remove(&key) {
+            inner.by_use.remove(&used);
+            inner.bytes -= old.len();
+        }
         while inner.bytes + size > self.capacity {
-            let Some((&oldest, _)) = inner.blocks.iter().min_by_key(|(_, e)| e.used) else {
+            let Some((_, oldest)) = inner.by_use.pop_first() else {
                 break;
             };
-            if let Some(gone) = inner.blocks.remove(&oldest) {
-                inner.bytes -= gone.codes.bytes();
+            if let Some((gone, _)) = inner.pages.remove(&oldest) {
+                inner.bytes -= gone.len();
             }
         }
         inner.tick += 1;
-        let used = inner.tick;
-        if let Some(old) = inner.blocks.insert(key, Entry { codes, used }) {
-            inner.bytes -= old.codes.bytes();
-        }
+        let tick = inner.tick;
+        inner.by_use.insert(tick, key);
+        inner.pages.insert(key, (page, tick));
         inner.bytes += size;
-    }
-}
-
-/// How one section of one file keeps its decoded blocks.
-#[derive(Debug)]
-pub(super) enum Blocks<T> {
-    /// Every block, once decoded, for as long as the file is open.
-    Kept(Vec<OnceLock<Box<[T]>>>),
-    /// In a shared, bounded cache.
-    Shared {
-        cache: Arc<BlockCache>,
-        file: u64,
-        section: Section,
-    },
-}
-
-impl<T: Code> Blocks<T> {
-    /// The store of one section of `count` blocks: in `cache` if given,
-    /// else every block kept.
-    pub(super) fn new(count: usize, section: Section, cache: Option<&Arc<BlockCache>>) -> Self {
-        match cache {
-            None => Blocks::Kept((0..count).map(|_| OnceLock::new()).collect()),
-            Some(cache) => Blocks::Shared {
-                cache: cache.clone(),
-                file: cache.register(),
-                section,
-            },
-        }
-    }
-
-    /// Apply `read` to block `block`, decoding it with `decode` if it is not
-    /// kept.
-    pub(super) fn with<R, E>(
-        &self,
-        block: usize,
-        decode: impl FnOnce() -> Result<Vec<T>, E>,
-        read: impl FnOnce(&[T]) -> R,
-    ) -> Result<R, E> {
-        match self {
-            Blocks::Kept(slots) => {
-                let slot = &slots[block];
-                if let Some(codes) = slot.get() {
-                    return Ok(read(codes));
-                }
-                let codes = decode()?.into_boxed_slice();
-                Ok(read(slot.get_or_init(|| codes)))
-            }
-            Blocks::Shared {
-                cache,
-                file,
-                section,
-            } => {
-                let key = Key {
-                    file: *file,
-                    section: *section,
-                    block,
-                };
-                match cache.get(key, read) {
-                    Ok(value) => Ok(value),
-                    Err(read) => {
-                        let codes = decode()?.into_boxed_slice();
-                        let value = read(&codes);
-                        cache.insert(key, codes);
-                        Ok(value)
-                    }
-                }
-            }
-        }
     }
 }
 
@@ -245,39 +162,42 @@ impl<T: Code> Blocks<T> {
 mod tests {
     use super::*;
 
+    /// Bytes that count their reads.
+    struct Counted(Vec<u8>, AtomicU64);
+
+    impl Source for Counted {
+        fn size(&self) -> u64 {
+            self.0.len() as u64
+        }
+
+        fn read_at(&self, offset: u64, len: usize) -> io::Result<std::borrow::Cow<'_, [u8]>> {
+            self.1.fetch_add(1, Ordering::Relaxed);
+            self.0.read_at(offset, len)
+        }
+    }
+
     #[test]
     fn the_cache_keeps_at_most_its_capacity_dropping_the_least_recent() {
-        let cache = Arc::new(BlockCache::new(100));
+        let data: Vec<u8> = (0..5 * PAGE).map(|i| (i % 251) as u8).collect();
+        let source = Counted(data.clone(), AtomicU64::new(0));
+        let cache = BlockCache::new(2 * PAGE as usize);
         let file = cache.register();
-        let blocks: Blocks<u8> = Blocks::Shared {
-            cache: cache.clone(),
-            file,
-            section: Section::Wdl,
-        };
-        let decodes = std::cell::Cell::new(0);
-        let get = |block: usize| {
-            blocks
-                .with(
-                    block,
-                    || {
-                        decodes.set(decodes.get() + 1);
-                        Ok::<_, ()>(vec![block as u8; 40])
-                    },
-                    |codes| codes[39],
-                )
-                .expect("decodes")
-        };
-        assert_eq!(get(1), 1);
-        assert_eq!(get(2), 2);
-        assert_eq!((decodes.get(), cache.bytes()), (2, 80));
-        assert_eq!(get(1), 1, "kept");
-        assert_eq!(decodes.get(), 2);
-        assert_eq!(get(3), 3, "2 is dropped, the least recently used");
-        assert_eq!(cache.bytes(), 80);
-        assert_eq!(get(1), 1);
-        assert_eq!(decodes.get(), 3);
-        assert_eq!(get(2), 2);
-        assert_eq!(decodes.get(), 4, "2 was decoded again");
-        assert!(cache.bytes() <= cache.capacity());
+        let reads = || source.1.load(Ordering::Relaxed);
+        let get = |offset: u64, len: usize| cache.read(file, &source, offset, len).expect("reads");
+        assert_eq!(get(10, 100), data[10..110]);
+        assert_eq!(
+            get(PAGE - 5, 10),
+            data[PAGE as usize - 5..PAGE as usize + 5]
+        );
+        assert_eq!((reads(), cache.bytes()), (2, 2 * PAGE as usize));
+        assert_eq!(get(0, 1), data[..1], "kept");
+        assert_eq!(reads(), 2);
+        assert_eq!(get(3 * PAGE, 1), data[3 * PAGE as usize..][..1]);
+        assert_eq!(cache.bytes(), 2 * PAGE as usize, "page 1 dropped");
+        assert_eq!(get(0, 1), data[..1]);
+        assert_eq!(reads(), 3);
+        assert_eq!(get(PAGE, 1), data[PAGE as usize..][..1]);
+        assert_eq!(reads(), 4, "page 1 was read again");
+        assert!(cache.read(file, &source, 5 * PAGE - 1, 2).is_err());
     }
 }

@@ -5,7 +5,8 @@
 use shakmaty::{ByColor, Color};
 
 use super::{
-    BLOCK_POSITIONS, FormatError, HEADER_LEN, INDEX_SCHEME, MAGIC, VERSION, u16_at, u32_at, u64_at,
+    DTZ_BLOCK_LEN, FormatError, HEADER_LEN, INDEX_SCHEME, MAGIC, VERSION, WDL_BLOCK_LEN,
+    stream::CRC32, u16_at, u32_at, u64_at,
 };
 use crate::{
     index::TableIndex,
@@ -108,7 +109,8 @@ pub(super) fn header_bytes(
     h.extend_from_slice(&VERSION.to_le_bytes());
     h.push(rule.code());
     h.push(INDEX_SCHEME);
-    h.extend_from_slice(&BLOCK_POSITIONS.to_le_bytes());
+    h.extend_from_slice(&WDL_BLOCK_LEN.to_le_bytes());
+    h.extend_from_slice(&DTZ_BLOCK_LEN.to_le_bytes());
     let mut name = [0u8; 16];
     let text = material.to_string();
     name[..text.len()].copy_from_slice(text.as_bytes());
@@ -129,12 +131,17 @@ pub(super) fn header_bytes(
         }
         h.extend_from_slice(&s.longest_at.map_or(u64::MAX, |i| i.0).to_le_bytes());
     }
-    h.resize(HEADER_LEN, 0);
+    h.resize(HEADER_LEN - 4, 0);
+    let crc = CRC32.checksum(&h);
+    h.extend_from_slice(&crc.to_le_bytes());
     h
 }
 
 pub(super) fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
     let bad = |s: String| FormatError::Header(s);
+    if CRC32.checksum(&b[..HEADER_LEN - 4]) != u32_at(b, HEADER_LEN - 4) {
+        return Err(bad("checksum mismatch".into()));
+    }
     let rule = Rule::from_code(b[10]).ok_or_else(|| bad(format!("unknown rule code {}", b[10])))?;
     if b[11] != INDEX_SCHEME {
         return Err(bad(format!(
@@ -142,10 +149,11 @@ pub(super) fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
             b[11]
         )));
     }
-    if u32_at(b, 12) != BLOCK_POSITIONS {
+    if (u16_at(b, 12), u16_at(b, 14)) != (WDL_BLOCK_LEN, DTZ_BLOCK_LEN) {
         return Err(bad(format!(
-            "{} positions per block, expected {BLOCK_POSITIONS}",
-            u32_at(b, 12)
+            "blocks of {} and {} bytes, expected {WDL_BLOCK_LEN} and {DTZ_BLOCK_LEN}",
+            u16_at(b, 12),
+            u16_at(b, 14)
         )));
     }
     let name_end = b[16..32].iter().position(|&c| c == 0).unwrap_or(16);

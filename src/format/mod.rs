@@ -1,21 +1,33 @@
 //! The table file format (`.dtz50`), byte by byte.
 //!
 //! One file per table, named after its material (`KRPvKR.dtz50`), holding
-//! WDL and DTZ in two independent sections so that a WDL probe never
-//! touches DTZ bytes. All integers are little-endian. Positions are
-//! numbered per side to move by [`crate::index`]; a section lists White to
-//! move (`N` values) then Black to move (`N` values) and cuts this list into
-//! blocks of [`BLOCK_POSITIONS`] values, each a separate zstd frame.
+//! WDL and DTZ in separate streams so that a WDL probe never touches DTZ
+//! bytes. All integers are little-endian. Positions are numbered per side
+//! to move by [`crate::index`]. The file holds four streams, each the codes
+//! of one section for one side to move, in this order: WDL with White to
+//! move, WDL with Black to move, DTZ with White, DTZ with Black.
+//!
+//! A stream is built for engines, which probe single positions at random
+//! from a cold start: its codes become symbols of a grammar (every symbol
+//! a code or a pair of earlier symbols, so one symbol stands for a run or
+//! a repeated pattern: Re-Pair), symbols get a canonical Huffman code, and
+//! the coded symbols fill fixed-size blocks ([`WDL_BLOCK_LEN`] and
+//! [`DTZ_BLOCK_LEN`] bytes), each ending in a CRC-16 of its bytes. A probe
+//! reads one entry of a sparse index, walks a few per-block position
+//! counts, checks one block's CRC and decodes symbols in that block up to
+//! its position: no decompression of anything else, and nothing decoded
+//! is kept.
 //!
 //! ```text
 //! offset  size  field
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 160 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16)
+//!      8     2  VERSION (u16) = 3
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
-//!     12     4  positions per block (u32): BLOCK_POSITIONS = 2^21
+//!     12     2  bytes per WDL block (u16): WDL_BLOCK_LEN
+//!     14     2  bytes per DTZ block (u16): DTZ_BLOCK_LEN
 //!     16    16  material, ASCII ("KRPvKR"), NUL-padded
 //!     32     8  N, positions per side to move (u64)
 //!     40    56  statistics, White to move:
@@ -23,67 +35,73 @@
 //!                 4 × u16 longest (win, cursed win, loss, blessed loss),
 //!                 u64 index reaching the longest (u64::MAX: none)
 //!     96    56  statistics, Black to move (same layout)
-//!    152     8  reserved, zero
-//! WDL section (at HEADER_LEN)
-//!              zstd frames, one per block; raw block: a packed block (below)
-//!              of WDL codes, WDL + 2 (0 = loss .. 4 = win)
-//!              block offsets: (blocks + 1) × u64, absolute file offsets of
-//!              each frame and of the end of the last one
-//! DTZ section (right after the WDL section)
-//!              zstd frames; raw block: a packed block of DTZ codes: |DTZ|
-//!              of a win or loss, |DTZ| - L of a cursed win or blessed loss
-//!              (L = 100 for rule 50, 150 for rule 75); the sign, the offset
-//!              and the zero of draws come from the WDL section; at most
-//!              30,000
-//!              block offsets, as above
-//! trailer (TRAILER_LEN = 136 bytes, at file length - 136)
-//!      0    48  WDL section: offset of its block-offset table (u64),
-//!               blocks (u32), reserved (u32), SHA-256 of the section (32)
-//!     48    48  DTZ section: the same
-//!     96     8  file length (u64)
-//!    104    32  SHA-256 of every byte before it
-//!
-//! packed block of n codes (n = BLOCK_POSITIONS, fewer in the last block)
-//!      0     1  b, bits per position: 0, 1, 2, 4, 8 or 16, the fewest with
-//!               2^b >= k
-//!      1     2  k - 1, where k is the number of distinct codes (u16)
-//!      3    2k  the distinct codes, strictly ascending (u16 each)
-//!   3+2k     *  each position's rank in that list, in position order:
-//!               b < 8: 8/b ranks per byte, the first in the lowest bits,
-//!               ceil(n·b/8) bytes; b = 16: one u16 per position
+//!    152     4  reserved, zero
+//!    156     4  CRC-32C of bytes 0..156
+//! four streams, one after the other, each:
+//!              zero padding to a multiple of the stream's block length
+//!              blocks: B × block length bytes; a block is Huffman codes of
+//!              whole symbols, most significant bit first, zero padding,
+//!              then the CRC-16 (IBM-SDLC) of the bytes before it
+//!              head:
+//!                 u64  N
+//!                 u32  B, blocks
+//!                 u64  bytes of counts (2 B)
+//!                 u8   k: an index entry every 2^k positions
+//!                 u16  T, then T × u16: the terminal codes, ascending
+//!                 u16  P, then P × (u16, u16): pair symbols T.., each two
+//!                      earlier symbols
+//!                 (T + P) × u8: code length of each symbol (0: unused),
+//!                      canonical codes, at most 24 bits
+//!                 C × u32: CRC-32C of each 1024-byte chunk of counts and
+//!                      index together
+//!                 u32  CRC-32C of the head before it
+//!              counts: B × u16, positions per block (at most 65,535)
+//!              index: ceil(N / 2^k) × (u32 block, u16 positions before
+//!                 position j·2^k in that block)
+//! trailer (TRAILER_LEN = 176 bytes, at file length - 176)
+//!      0   128  per stream, in order (32 bytes each): offset of its blocks
+//!               (u64), B (u32), head length (u32), offset of its head
+//!               (u64), end of its index (u64)
+//!    128     8  file length (u64)
+//!    136     4  CRC-32C of bytes 0..136 of the trailer
+//!    140     4  reserved, zero
+//!    144    32  SHA-256 of every byte of the file before it
 //! ```
 //!
-//! "Don't care" values keep runs long for zstd: illegal positions repeat
-//! the previous value of their block in both sections, and so do draws in
-//! the DTZ section (a block starts from draw, resp. 0). A DTZ probe
-//! therefore reads the WDL section too (draw → 0, sign, cursed offset).
+//! Codes: WDL + 2 (0 = loss .. 4 = win); DTZ: |DTZ| of a win or loss,
+//! |DTZ| - L of a cursed win or blessed loss (L = 100 for rule 50, 150
+//! for rule 75), at most 30,000; the sign, the offset and the zero of
+//! draws come from the WDL stream, so a DTZ probe reads WDL first.
+//! "Don't care" positions take the value before them (the first cared-for
+//! value at a segment's start), which keeps runs long: illegal positions in
+//! both sections, and draws in DTZ.
 //!
-//! Packing shrinks the data zstd has to search (a WDL block rarely has more
-//! than 4 distinct codes: 2 bits per position) and lets a one-byte code
-//! hold any DTZ up to 255 plies past the rule's limit; a reader unpacks a
-//! block once, on first use, into one code per position, so a hot probe is
-//! an array read. The writer streams: it compresses a bounded batch of
-//! blocks at a time (in parallel) and writes them in order, so the bytes do
-//! not depend on the thread count.
+//! Checks: [`TableFile::new`] checks size, magic, version, length, the
+//! header's and trailer's CRCs and where the streams lie (cheap); a
+//! stream's head is checked (its CRC, every field) when the stream is first
+//! used; each 1 KiB chunk of counts and index when first read; each block
+//! on every read. A damaged byte therefore gives an error naming the file
+//! and section, never a different value (a CRC catches every change of up
+//! to 16 consecutive bits). [`TableFile::verify`] checks the SHA-256 and
+//! decodes every block.
 //!
-//! [`TableFile`] reads any `D: AsRef<[u8]>` (a `Vec` in tests, a memory
-//! map in production). [`TableFile::new`] checks size, magic, version,
-//! length, header fields and the block-offset tables (cheap); every block is
-//! checked for bounds, exact decompressed size and valid codes when first
-//! used, and [`TableFile::verify`] checks both section checksums, the file
-//! checksum and every block. The zstd settings (see `Effort`) are not
-//! recorded: frames describe themselves, so readers need not know them.
+//! The writer builds each stream's grammar from a fixed sample, encodes
+//! segments of 2^20 positions in parallel and writes them in order, so the
+//! bytes do not depend on the thread count.
 
 use thiserror::Error;
 
-mod block;
 mod cache;
+mod codes;
+mod grammar;
 mod header;
+mod huffman;
 mod reader;
+mod stream;
 mod writer;
 
-pub(crate) use block::nibble_wdl;
 pub use cache::BlockCache;
+pub(crate) use codes::nibble_wdl;
 pub use header::{Header, SideStats};
 pub use reader::{PositionalFile, Source, TableFile};
 pub use writer::{SolvedValues, write_table};
@@ -91,17 +109,22 @@ pub use writer::{SolvedValues, write_table};
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads.
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
-/// Positions per compressed block.
-pub const BLOCK_POSITIONS: u32 = 1 << 21;
+/// Bytes per WDL block: one or two cache lines per probe.
+pub const WDL_BLOCK_LEN: u16 = 64;
+/// Bytes per DTZ block.
+pub const DTZ_BLOCK_LEN: u16 = 512;
+/// Positions per side read together by bulk readers (the solver reading a
+/// sub-table through, the deep check): see [`TableFile::chunk_entries`].
+pub const CHUNK_POSITIONS: u64 = 1 << 16;
 /// File name extension of table files.
 pub const EXTENSION: &str = "dtz50";
 /// Header length in bytes.
 pub const HEADER_LEN: usize = 160;
 /// Trailer length in bytes.
-pub const TRAILER_LEN: usize = 136;
+pub const TRAILER_LEN: usize = 176;
 
 /// The two sections of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -193,14 +216,61 @@ pub enum FormatError {
         /// What the read reported.
         source: std::io::Error,
     },
-    /// A block does not decompress to its size.
-    #[error("{section} block {block} is corrupt")]
+    /// A block fails its checksum or does not decode.
+    #[error("{section} block {block} ({turn} to move) is corrupt")]
     Block {
         /// The section.
         section: Section,
-        /// The block number.
+        /// The side to move of the stream ("white" or "black").
+        turn: &'static str,
+        /// The block number in its stream.
         block: usize,
     },
+}
+
+/// One of the four streams of a file: a section for one side to move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct StreamId {
+    /// WDL or DTZ.
+    pub section: Section,
+    /// The side to move.
+    pub turn: shakmaty::Color,
+}
+
+impl StreamId {
+    /// The streams in file order.
+    pub const ALL: [StreamId; 4] = [
+        StreamId::new(Section::Wdl, shakmaty::Color::White),
+        StreamId::new(Section::Wdl, shakmaty::Color::Black),
+        StreamId::new(Section::Dtz, shakmaty::Color::White),
+        StreamId::new(Section::Dtz, shakmaty::Color::Black),
+    ];
+
+    const fn new(section: Section, turn: shakmaty::Color) -> StreamId {
+        StreamId { section, turn }
+    }
+
+    /// Position in [`StreamId::ALL`].
+    pub fn slot(self) -> usize {
+        2 * usize::from(self.section == Section::Dtz)
+            + usize::from(self.turn == shakmaty::Color::Black)
+    }
+
+    /// Bytes per block.
+    pub fn block_len(self) -> usize {
+        usize::from(match self.section {
+            Section::Dtz => DTZ_BLOCK_LEN,
+            _ => WDL_BLOCK_LEN,
+        })
+    }
+
+    /// "white" or "black".
+    pub fn turn_name(self) -> &'static str {
+        match self.turn {
+            shakmaty::Color::White => "white",
+            shakmaty::Color::Black => "black",
+        }
+    }
 }
 
 fn u16_at(b: &[u8], at: usize) -> u16 {

@@ -1,24 +1,27 @@
 //! The reader: a [`TableFile`] over any [`Source`] of bytes: memory (a
 //! `Vec` in tests, a memory map for engines) or positional reads of an
 //! open file ([`PositionalFile`], for processes that live long: a file that
-//! changes under them gives errors, never a SIGBUS). [`TableFile::new`]
-//! checks size, magic, version, length, header fields and the block-offset
-//! tables (cheap); every block is checked for bounds, exact decompressed
-//! size and valid codes when first used; [`TableFile::verify`] checks both
-//! section checksums, the file checksum and every block. Decoded blocks
-//! are kept per file, or in a shared [`BlockCache`] of bounded size.
+//! changes under them gives errors, never a SIGBUS), optionally through a
+//! shared, bounded [`BlockCache`] of file pages. [`TableFile::new`] checks
+//! size, magic, version, length, the header's and trailer's checksums and
+//! where the streams lie (cheap); each stream's head is read and checked on
+//! first use, and every read of a block checks its CRC (see the format
+//! module's doc); [`TableFile::verify`] checks the file's SHA-256 and
+//! decodes every block.
 
-use std::{borrow::Cow, fs::File, io, path::Path, sync::Arc};
+use std::{borrow::Cow, fs::File, io, ops::Range, path::Path, sync::Arc, sync::OnceLock};
 
 use sha2::{Digest, Sha256};
 use shakmaty::Color;
 
 use super::{
-    BLOCK_POSITIONS, FormatError, HEADER_LEN, MAGIC, Section, TRAILER_LEN, VERSION,
-    block::{MAX_DTZ_CODE, nibble_wdl, pack_nibbles, packed_len, unpack, wdl_code},
-    cache::{BlockCache, Blocks, Code},
+    CHUNK_POSITIONS, FormatError, HEADER_LEN, MAGIC, Section, StreamId, TRAILER_LEN, VERSION,
+    cache::BlockCache,
+    codes::{MAX_DTZ_CODE, pack_nibbles, wdl_code},
     header::{Header, parse_header},
-    hex, u16_at, u32_at, u64_at,
+    hex,
+    stream::{CRC32, StreamPlace, StreamReader},
+    u16_at, u32_at, u64_at,
 };
 use crate::{
     index::{Layout, TableIndex},
@@ -86,45 +89,46 @@ impl Source for PositionalFile {
     }
 }
 
-/// Where one section's blocks are.
+/// A source read directly, or through a shared page cache.
 #[derive(Debug)]
-struct SectionMap<T> {
-    /// Offset of the block-offset table.
-    index_offset: u64,
-    /// Each block's start, and the end of the last one.
-    offsets: Vec<u64>,
-    digest: [u8; 32],
-    /// Decoded blocks.
-    blocks: Blocks<T>,
+struct Paged<S> {
+    inner: S,
+    cache: Option<(Arc<BlockCache>, u64)>,
 }
 
-impl<T> SectionMap<T> {
-    fn block_count(&self) -> usize {
-        self.offsets.len() - 1
+impl<S: Source> Source for Paged<S> {
+    fn size(&self) -> u64 {
+        self.inner.size()
     }
 
-    /// The end of the section (after its block-offset table).
-    fn end(&self) -> u64 {
-        self.index_offset + 8 * self.offsets.len() as u64
+    fn read_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
+        match &self.cache {
+            None => self.inner.read_at(offset, len),
+            Some((cache, file)) => cache.read(*file, &self.inner, offset, len).map(Cow::Owned),
+        }
     }
+}
+
+/// One stream: where it lies, and its head once read.
+#[derive(Debug)]
+struct Stream {
+    id: StreamId,
+    place: StreamPlace,
+    reader: OnceLock<StreamReader>,
 }
 
 /// A table file read from a [`Source`] (a memory map, a byte vector, a
 /// [`PositionalFile`]).
 #[derive(Debug)]
 pub struct TableFile<S> {
-    source: S,
+    source: Paged<S>,
     header: Header,
     layout: Layout,
-    /// WDL codes (0 = loss ..= 4 = win) per position.
-    wdl: SectionMap<u8>,
-    /// DTZ codes (see the block module) per position.
-    dtz: SectionMap<u16>,
+    streams: [Stream; 4],
 }
 
 impl<S: Source> TableFile<S> {
-    /// Check the header, trailer and block tables and wrap the source.
-    /// Decoded blocks are kept while the file is open.
+    /// Check the header, trailer and stream places and wrap the source.
     ///
     /// # Errors
     /// A [`FormatError`] saying what is wrong.
@@ -132,7 +136,8 @@ impl<S: Source> TableFile<S> {
         TableFile::open(source, None)
     }
 
-    /// As [`TableFile::new`], keeping decoded blocks in `cache`.
+    /// As [`TableFile::new`], reading the file's pages through `cache`
+    /// (for positional sources: fewer reads, memory bounded by the cache).
     ///
     /// # Errors
     /// A [`FormatError`] saying what is wrong.
@@ -140,8 +145,6 @@ impl<S: Source> TableFile<S> {
         TableFile::open(source, Some(cache))
     }
 
-    /// Open `source`, keeping decoded blocks in `cache` if given, else
-    /// every block while the file is open.
     fn open(source: S, cache: Option<Arc<BlockCache>>) -> Result<TableFile<S>, FormatError> {
         let size = source.size();
         let min = (HEADER_LEN + TRAILER_LEN) as u64;
@@ -166,7 +169,20 @@ impl<S: Source> TableFile<S> {
         }
         let trailer_at = size - TRAILER_LEN as u64;
         let trailer = read(trailer_at, TRAILER_LEN)?;
-        let recorded = u64_at(&trailer, 96);
+        if CRC32.checksum(&trailer[..136]) != u32_at(&trailer, 136) {
+            let recorded = u64_at(&trailer, 128);
+            if recorded != size {
+                return Err(FormatError::Length {
+                    expected: recorded,
+                    got: size,
+                });
+            }
+            return Err(FormatError::Layout {
+                section: Section::Header,
+                reason: "trailer checksum mismatch".into(),
+            });
+        }
+        let recorded = u64_at(&trailer, 128);
         if recorded != size {
             return Err(FormatError::Length {
                 expected: recorded,
@@ -183,27 +199,55 @@ impl<S: Source> TableFile<S> {
                 layout.size()
             )));
         }
-        let blocks = (2 * header.positions).div_ceil(u64::from(BLOCK_POSITIONS)) as usize;
-        let wdl = section_map(
-            &read,
-            Section::Wdl,
-            &trailer[..48],
-            (blocks, HEADER_LEN as u64, trailer_at),
-            Blocks::new(blocks, Section::Wdl, cache.as_ref()),
-        )?;
-        let dtz = section_map(
-            &read,
-            Section::Dtz,
-            &trailer[48..96],
-            (blocks, wdl.end(), trailer_at),
-            Blocks::new(blocks, Section::Dtz, cache.as_ref()),
-        )?;
+        let mut previous_end = HEADER_LEN as u64;
+        let mut places = Vec::with_capacity(4);
+        for id in StreamId::ALL {
+            let at = 32 * id.slot();
+            let place = StreamPlace {
+                blocks_offset: u64_at(&trailer, at),
+                block_count: u32_at(&trailer, at + 8),
+                block_len: id.block_len(),
+                head_len: u32_at(&trailer, at + 12),
+                head_offset: u64_at(&trailer, at + 16),
+                end: u64_at(&trailer, at + 24),
+            };
+            let blocks_end = u64::from(place.block_count)
+                .checked_mul(place.block_len as u64)
+                .and_then(|len| place.blocks_offset.checked_add(len));
+            let fits = blocks_end.is_some_and(|end| end == place.head_offset)
+                && place.blocks_offset >= previous_end
+                && place.block_count > 0
+                && place
+                    .head_offset
+                    .checked_add(u64::from(place.head_len))
+                    .is_some_and(|h| h <= place.end)
+                && place.end <= trailer_at;
+            if !fits {
+                return Err(FormatError::Layout {
+                    section: id.section,
+                    reason: format!("{} to move: stream out of bounds", id.turn_name()),
+                });
+            }
+            previous_end = place.end;
+            places.push(Stream {
+                id,
+                place,
+                reader: OnceLock::new(),
+            });
+        }
+        let streams: [Stream; 4] = places.try_into().expect("four streams");
+        let cache = cache.map(|c| {
+            let file = c.register();
+            (c, file)
+        });
         Ok(TableFile {
-            source,
+            source: Paged {
+                inner: source,
+                cache,
+            },
             header,
             layout,
-            wdl,
-            dtz,
+            streams,
         })
     }
 
@@ -227,17 +271,45 @@ impl<S: Source> TableFile<S> {
         self.len() == 0
     }
 
+    /// The reader of one stream, its head read and checked on first use.
+    fn stream(&self, section: Section, turn: Color) -> Result<&StreamReader, FormatError> {
+        let id = StreamId { section, turn };
+        let stream = &self.streams[id.slot()];
+        if let Some(reader) = stream.reader.get() {
+            return Ok(reader);
+        }
+        let max = match section {
+            Section::Wdl => wdl_code(Wdl::Win),
+            _ => MAX_DTZ_CODE,
+        };
+        let reader = StreamReader::open(
+            &self.source,
+            stream.id,
+            stream.place,
+            self.header.positions,
+            max,
+        )?;
+        Ok(stream.reader.get_or_init(|| reader))
+    }
+
+    /// Bytes kept in memory for the streams read so far (their heads).
+    pub fn heap_bytes(&self) -> usize {
+        self.streams
+            .iter()
+            .filter_map(|s| s.reader.get())
+            .map(StreamReader::heap_bytes)
+            .sum()
+    }
+
     /// The WDL stored at `index` with `turn` to move.
     ///
     /// # Errors
     /// A corrupt or unreadable block.
     pub fn wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, FormatError> {
-        let (block, offset) = self.locate(turn, index);
-        self.wdl.blocks.with(
-            block,
-            || Ok(pack_nibbles(self.decode(Section::Wdl, block, |v| v as u8)?)),
-            |pairs| nibble_wdl(pairs, offset),
-        )
+        let code = self
+            .stream(Section::Wdl, turn)?
+            .code_at(&self.source, index.0)?;
+        Ok(Wdl::ALL[usize::from(code)])
     }
 
     /// The DTZ stored at `index` with `turn` to move.
@@ -246,27 +318,68 @@ impl<S: Source> TableFile<S> {
     /// A corrupt or unreadable block.
     pub fn dtz(&self, turn: Color, index: TableIndex) -> Result<Dtz, FormatError> {
         let wdl = self.wdl(turn, index)?;
-        let (block, offset) = self.locate(turn, index);
         let code = match wdl {
             Wdl::Draw => 0,
-            _ => self.dtz.blocks.with(
-                block,
-                || self.decode(Section::Dtz, block, |v| v),
-                |codes| codes[offset],
-            )?,
+            _ => self
+                .stream(Section::Dtz, turn)?
+                .code_at(&self.source, index.0)?,
         };
         Ok(self.signed_dtz(wdl, code))
     }
 
-    /// Every position of one block (see [`TableFile::locate`]) as its
-    /// stored WDL and DTZ, decoded from both sections and not cached: for
-    /// readers that go through a whole table once.
+    /// Chunks of [`CHUNK_POSITIONS`] positions, White to move first, that
+    /// bulk readers go through (see [`TableFile::chunk_entries`]).
+    pub fn chunk_count(&self) -> usize {
+        2 * self.chunks_per_side()
+    }
+
+    fn chunks_per_side(&self) -> usize {
+        self.header.positions.div_ceil(CHUNK_POSITIONS) as usize
+    }
+
+    /// The side to move and index range of a chunk.
+    pub fn chunk_range(&self, chunk: usize) -> (Color, Range<u64>) {
+        let per_side = self.chunks_per_side();
+        let (turn, c) = if chunk < per_side {
+            (Color::White, chunk)
+        } else {
+            (Color::Black, chunk - per_side)
+        };
+        let start = c as u64 * CHUNK_POSITIONS;
+        (
+            turn,
+            start..(start + CHUNK_POSITIONS).min(self.header.positions),
+        )
+    }
+
+    /// The chunk holding `index` with `turn` to move, and the position in it.
+    pub fn chunk_of(&self, turn: Color, index: TableIndex) -> (usize, usize) {
+        let c = (index.0 / CHUNK_POSITIONS) as usize;
+        let offset = (index.0 % CHUNK_POSITIONS) as usize;
+        match turn {
+            Color::White => (c, offset),
+            Color::Black => (self.chunks_per_side() + c, offset),
+        }
+    }
+
+    /// The codes of one stream over a chunk's range.
+    fn chunk_codes(&self, section: Section, chunk: usize) -> Result<Vec<u16>, FormatError> {
+        let (turn, range) = self.chunk_range(chunk);
+        self.stream(section, turn)?.codes(
+            &self.source,
+            range.start,
+            (range.end - range.start) as usize,
+        )
+    }
+
+    /// Every position of one chunk as its stored WDL and DTZ, decoded in
+    /// one pass and not kept: for readers that go through a whole table.
     ///
     /// # Errors
     /// A corrupt or unreadable block.
-    pub fn block_entries(&self, block: usize) -> Result<Vec<(Wdl, Dtz)>, FormatError> {
-        let wdl = self.decode(Section::Wdl, block, |v| v as u8)?;
-        let dtz = self.decode(Section::Dtz, block, |v| v)?;
+    pub fn chunk_entries(&self, chunk: usize) -> Result<Vec<(Wdl, Dtz)>, FormatError> {
+        let wdl = self.chunk_codes(Section::Wdl, chunk)?;
+        let dtz = self.chunk_codes(Section::Dtz, chunk)?;
         Ok(wdl
             .into_iter()
             .zip(dtz)
@@ -275,6 +388,16 @@ impl<S: Source> TableFile<S> {
                 (wdl, self.signed_dtz(wdl, code))
             })
             .collect())
+    }
+
+    /// One chunk's WDL, two codes per byte, the first in the low nibble
+    /// (read with `nibble_wdl`): for readers that hold a table's WDL for
+    /// a while.
+    ///
+    /// # Errors
+    /// A corrupt or unreadable block.
+    pub fn wdl_chunk(&self, chunk: usize) -> Result<Vec<u8>, FormatError> {
+        Ok(pack_nibbles(&self.chunk_codes(Section::Wdl, chunk)?))
     }
 
     /// The DTZ a stored code means for a position of WDL `wdl`.
@@ -290,71 +413,6 @@ impl<S: Source> TableFile<S> {
         })
     }
 
-    /// Number of WDL blocks.
-    pub fn wdl_block_count(&self) -> usize {
-        self.wdl.block_count()
-    }
-
-    /// One WDL block unpacked (and checked) without keeping it: two codes
-    /// per byte, the first in the low nibble, as [`TableFile::wdl`] keeps
-    /// them. For readers that hold blocks only for a while.
-    ///
-    /// # Errors
-    /// A corrupt or unreadable block.
-    pub fn unpack_wdl_block(&self, block: usize) -> Result<Vec<u8>, FormatError> {
-        Ok(pack_nibbles(self.decode(Section::Wdl, block, |v| v as u8)?))
-    }
-
-    /// The block holding `index` with `turn` to move, and the position in
-    /// it.
-    pub fn locate(&self, turn: Color, index: TableIndex) -> (usize, usize) {
-        let at = if turn == Color::White {
-            index.0
-        } else {
-            self.header.positions + index.0
-        };
-        let per = u64::from(BLOCK_POSITIONS);
-        ((at / per) as usize, (at % per) as usize)
-    }
-
-    /// Each block's start in `section`, and the end of the last one.
-    fn offsets(&self, section: Section) -> &[u64] {
-        match section {
-            Section::Wdl => &self.wdl.offsets,
-            _ => &self.dtz.offsets,
-        }
-    }
-
-    /// Read, decompress and unpack one block, checking its exact size and
-    /// that every code is a value the section can hold.
-    fn decode<T: Code>(
-        &self,
-        section: Section,
-        block: usize,
-        narrow: fn(u16) -> T,
-    ) -> Result<Vec<T>, FormatError> {
-        let offsets = self.offsets(section);
-        let (start, end) = (offsets[block], offsets[block + 1]);
-        let total = 2 * self.header.positions;
-        let first = block as u64 * u64::from(BLOCK_POSITIONS);
-        let values = (total - first).min(u64::from(BLOCK_POSITIONS)) as usize;
-        let max = match section {
-            Section::Wdl => wdl_code(Wdl::Win),
-            _ => MAX_DTZ_CODE,
-        };
-        let corrupt = || FormatError::Block { section, block };
-        let frame = self
-            .source
-            .read_at(start, (end - start) as usize)
-            .map_err(|source| FormatError::Read {
-                offset: start,
-                source,
-            })?;
-        let capacity = packed_len(values, 1 << 16, 16);
-        let raw = zstd::bulk::decompress(&frame, capacity).map_err(|_| corrupt())?;
-        unpack(&raw, values, max, narrow).ok_or_else(corrupt)
-    }
-
     /// The SHA-256 of `len` bytes from `offset`, read a chunk at a time.
     fn digest(&self, offset: u64, len: u64) -> Result<[u8; 32], FormatError> {
         const CHUNK: u64 = 1 << 20;
@@ -364,6 +422,7 @@ impl<S: Source> TableFile<S> {
             let n = CHUNK.min(offset + len - at);
             let bytes = self
                 .source
+                .inner
                 .read_at(at, n as usize)
                 .map_err(|source| FormatError::Read { offset: at, source })?;
             hasher.update(&bytes);
@@ -372,33 +431,16 @@ impl<S: Source> TableFile<S> {
         Ok(hasher.finalize().into())
     }
 
-    /// Check everything: both section checksums, the file checksum, every
-    /// block.
+    /// Check everything: every stream's head, counts, index and blocks
+    /// (an error names the section), then the file checksum.
     ///
     /// # Errors
     /// The first problem found.
     pub fn verify(&self) -> Result<(), FormatError> {
-        let wdl_end = self.wdl.end();
-        for (section, start, end, digest) in [
-            (Section::Wdl, HEADER_LEN as u64, wdl_end, &self.wdl.digest),
-            (Section::Dtz, wdl_end, self.dtz.end(), &self.dtz.digest),
-        ] {
-            let got = self.digest(start, end - start)?;
-            if got != *digest {
-                return Err(FormatError::Checksum {
-                    section,
-                    expected: hex(digest),
-                    got: hex(&got),
-                });
-            }
+        for id in StreamId::ALL {
+            self.stream(id.section, id.turn)?.verify(&self.source)?;
         }
-        self.verify_checksum()?;
-        for section in [Section::Wdl, Section::Dtz] {
-            for block in 0..self.offsets(section).len() - 1 {
-                self.decode(section, block, |v| v)?;
-            }
-        }
-        Ok(())
+        self.verify_checksum()
     }
 
     /// Check the file checksum: every byte is as written, in one pass over
@@ -412,6 +454,7 @@ impl<S: Source> TableFile<S> {
         let got = self.digest(0, body)?;
         let recorded = self
             .source
+            .inner
             .read_at(body, 32)
             .map_err(|source| FormatError::Read {
                 offset: body,
@@ -426,45 +469,4 @@ impl<S: Source> TableFile<S> {
         }
         Ok(())
     }
-}
-
-/// Read and check one section's block-offset table, as the trailer's
-/// `fields` (48 bytes) describe it: `count` blocks, the section starting
-/// at `start`, everything before the trailer at `trailer_at`.
-fn section_map<'s, T>(
-    read: &impl Fn(u64, usize) -> Result<Cow<'s, [u8]>, FormatError>,
-    section: Section,
-    fields: &[u8],
-    (count, start, trailer_at): (usize, u64, u64),
-    blocks: Blocks<T>,
-) -> Result<SectionMap<T>, FormatError> {
-    let layout_error = |reason: String| FormatError::Layout { section, reason };
-    let index_offset = u64_at(fields, 0);
-    let recorded = u32_at(fields, 8) as usize;
-    if recorded != count {
-        return Err(layout_error(format!("{recorded} blocks, expected {count}")));
-    }
-    let table_len = 8 * (count as u64 + 1);
-    index_offset
-        .checked_add(table_len)
-        .filter(|&end| end <= trailer_at)
-        .ok_or_else(|| layout_error(format!("block table at {index_offset} is out of bounds")))?;
-    let table = read(index_offset, table_len as usize)?;
-    let offsets: Vec<u64> = (0..=count).map(|i| u64_at(&table, 8 * i)).collect();
-    let mut previous = start;
-    for (i, &o) in offsets.iter().enumerate() {
-        if o < previous || o > index_offset {
-            return Err(layout_error(format!(
-                "block {i} offset {o} is out of order"
-            )));
-        }
-        previous = o;
-    }
-    let digest: [u8; 32] = fields[16..48].try_into().expect("32 bytes");
-    Ok(SectionMap {
-        index_offset,
-        offsets,
-        digest,
-        blocks,
-    })
 }

@@ -24,7 +24,7 @@ use crate::{
     generate::cell::Cell,
     index::{Layout, Placement, TableIndex},
     material::{MAX_PIECES, Material},
-    probe::{IndexedValues, ProbeError, StoredValues, WdlBlocks},
+    probe::{IndexedValues, ProbeError, StoredValues, WdlChunks},
     value::{Dtz, Rule, Successor, Wdl},
 };
 
@@ -36,30 +36,26 @@ struct Target<'a> {
     flip: bool,
     /// The destination table.
     values: &'a dyn IndexedValues,
-    /// For a large table read from a file: the blocks this seeder unpacked,
+    /// For a table read from a file: the chunks this seeder unpacked,
     /// freed with it (a 5-piece table reached by promotions is read
     /// through once per level, and need not stay in memory after).
-    kept: Option<KeptBlocks<'a>>,
+    kept: Option<KeptChunks<'a>>,
 }
 
-/// Destination tables at least this large (positions per side) keep their
-/// unpacked blocks in the seeder.
-const KEEP_IN_SEEDER: u64 = 1 << 24;
-
-/// WDL blocks unpacked for one seeding pass.
-struct KeptBlocks<'a> {
-    source: &'a dyn WdlBlocks,
-    blocks: Vec<OnceLock<Box<[u8]>>>,
+/// WDL chunks unpacked for one seeding pass.
+struct KeptChunks<'a> {
+    source: &'a dyn WdlChunks,
+    chunks: Vec<OnceLock<Box<[u8]>>>,
 }
 
-impl KeptBlocks<'_> {
+impl KeptChunks<'_> {
     fn wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, ProbeError> {
-        let (block, offset) = self.source.block_of(turn, index);
-        let pairs = match self.blocks[block].get() {
+        let (chunk, offset) = self.source.chunk_of(turn, index);
+        let pairs = match self.chunks[chunk].get() {
             Some(pairs) => pairs,
             None => {
-                let pairs = self.source.unpack(block)?.into_boxed_slice();
-                self.blocks[block].get_or_init(|| pairs)
+                let pairs = self.source.unpack_chunk(chunk)?.into_boxed_slice();
+                self.chunks[chunk].get_or_init(|| pairs)
             }
         };
         Ok(nibble_wdl(pairs, offset))
@@ -117,13 +113,10 @@ impl<'a> Seeder<'a> {
             .map(|material| {
                 let normalized = material.normalized();
                 let values = store.indexed(&normalized)?;
-                let kept = values
-                    .wdl_blocks()
-                    .filter(|_| values.layout().size() >= KEEP_IN_SEEDER)
-                    .map(|source| KeptBlocks {
-                        source,
-                        blocks: (0..source.block_count()).map(|_| OnceLock::new()).collect(),
-                    });
+                let kept = values.wdl_chunks().map(|source| KeptChunks {
+                    source,
+                    chunks: (0..source.chunk_count()).map(|_| OnceLock::new()).collect(),
+                });
                 Ok(Target {
                     material,
                     flip: normalized != material,

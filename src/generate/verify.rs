@@ -29,7 +29,7 @@ use rayon::prelude::*;
 use shakmaty::{ByColor, Chess, Color, Position};
 
 use crate::{
-    format::{BLOCK_POSITIONS, Source, TableFile},
+    format::{Source, TableFile},
     generate::{cell::Cell, cells::CellArray, seed::Seeder, solve::CHUNK},
     index::{Layout, Placement, TableIndex},
     material::Material,
@@ -141,21 +141,15 @@ fn read_stored<S: Source>(
     seeds: &ByColor<CellArray>,
     stored: &ByColor<CellArray>,
 ) -> Result<(), ProbeError> {
-    let size = table.layout().size();
     let rule = table.header().rule;
-    (0..table.wdl_block_count())
+    (0..table.chunk_count())
         .into_par_iter()
-        .try_for_each(|block| {
+        .try_for_each(|chunk| {
             let entries = table
-                .block_entries(block)
+                .chunk_entries(chunk)
                 .map_err(|source| ProbeError::corrupt(path, source))?;
-            let first = block as u64 * u64::from(BLOCK_POSITIONS);
-            for (at, (wdl, dtz)) in (first..).zip(entries) {
-                let (turn, index) = if at < size {
-                    (Color::White, at)
-                } else {
-                    (Color::Black, at - size)
-                };
+            let (turn, range) = table.chunk_range(chunk);
+            for (index, (wdl, dtz)) in range.zip(entries) {
                 let consistent = Wdl::from_dtz(dtz, rule) == wdl;
                 let cell = match seeds.get(turn).load(index) {
                     Cell::ILLEGAL => Cell::ILLEGAL,

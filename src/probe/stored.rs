@@ -43,26 +43,26 @@ pub trait IndexedValues: Sync {
     /// what the store reports (a damaged file).
     fn wdl_at(&self, turn: Color, index: TableIndex) -> Result<Wdl, ProbeError>;
 
-    /// Block access for a reader that wants to keep what it unpacks only
-    /// for a while (files); `None` for stores held in memory.
-    fn wdl_blocks(&self) -> Option<&dyn WdlBlocks> {
+    /// Chunk access for a reader that keeps a table's WDL decoded for a
+    /// while (files); `None` for stores held in memory.
+    fn wdl_chunks(&self) -> Option<&dyn WdlChunks> {
         None
     }
 }
 
-/// WDL read block by block (see [`IndexedValues::wdl_blocks`]).
-pub trait WdlBlocks: Sync {
-    /// Number of blocks.
-    fn block_count(&self) -> usize;
+/// WDL read a chunk of positions at a time (see [`IndexedValues::wdl_chunks`]).
+pub trait WdlChunks: Sync {
+    /// Number of chunks.
+    fn chunk_count(&self) -> usize;
 
-    /// The block holding `index` with `turn` to move, and the offset in it.
-    fn block_of(&self, turn: Color, index: TableIndex) -> (usize, usize);
+    /// The chunk holding `index` with `turn` to move, and the offset in it.
+    fn chunk_of(&self, turn: Color, index: TableIndex) -> (usize, usize);
 
-    /// One block, two WDL codes (`wdl + 2`) per byte, low nibble first.
+    /// One chunk, two WDL codes (`wdl + 2`) per byte, low nibble first.
     ///
     /// # Errors
     /// What the store reports (a damaged file).
-    fn unpack(&self, block: usize) -> Result<Vec<u8>, ProbeError>;
+    fn unpack_chunk(&self, chunk: usize) -> Result<Vec<u8>, ProbeError>;
 }
 
 /// A store of solved tables that can answer "what is stored for this

@@ -8,15 +8,17 @@
 //! Two ways to read the files:
 //!
 //! * [`Tablebase::open`] maps them read-only into memory: the fastest
-//!   probes, with no lock on the probe path, and every decoded block kept
-//!   while the tablebase lives. **The contract of a memory map**: the
+//!   probes, with no lock on the probe path. A probe decodes one small
+//!   block in place and keeps nothing; memory is the file pages the kernel
+//!   keeps mapped (reclaimable) plus each opened stream's symbol table
+//!   (a few to a few tens of KiB). **The contract of a memory map**: the
 //!   files must not be truncated or rewritten in place while they are open
 //!   (replacing a file by renaming another over it is safe). If one is,
 //!   the process may be killed by SIGBUS. dtz50 writes its files
 //!   atomically, so only another program can break this; engines accept
 //!   it, as they do for Syzygy files.
 //! * [`Tablebase::open_positional`] reads them with positional reads
-//!   (`pread`) and keeps decoded blocks in one cache of bounded size: a
+//!   (`pread`) through one cache of file pages of bounded size: a
 //!   file truncated, rewritten or deleted under a long-running process
 //!   gives errors for the probes that need it (and answers again once the
 //!   file is whole), never a SIGBUS, and memory stays bounded. For
@@ -39,7 +41,7 @@ use crate::{
     material::{MAX_PIECES, Material},
     mmap::map_file,
     probe::{
-        IndexedValues, ProbeError, StoredValues, WdlBlocks,
+        IndexedValues, ProbeError, StoredValues, WdlChunks,
         stored::{resolve_dtz, resolve_wdl},
     },
     value::{Dtz, Rule, Verdict, Wdl},
@@ -101,9 +103,9 @@ impl Source for FileBytes {
 /// How a [`Tablebase`] reads its files.
 #[derive(Debug, Clone)]
 enum Access {
-    /// Memory maps, every decoded block kept.
+    /// Memory maps.
     Mapped,
-    /// Positional reads, decoded blocks in one bounded cache.
+    /// Positional reads through one bounded page cache.
     Positional(Arc<BlockCache>),
 }
 
@@ -127,9 +129,8 @@ impl Tablebase {
         Tablebase::with_access(dir.as_ref(), rule, Access::Mapped)
     }
 
-    /// Tables in `dir`, built for `rule`, read with positional reads and
-    /// their decoded blocks kept in one cache of at most `cache_bytes`
-    /// bytes ([`DEFAULT_CACHE_BYTES`] is a good choice): for processes that
+    /// Tables in `dir`, built for `rule`, read with positional reads
+    /// through one cache of at most `cache_bytes` bytes of file pages ([`DEFAULT_CACHE_BYTES`] is a good choice): for processes that
     /// live long (see the module doc). Opens no table yet.
     ///
     /// ```
@@ -151,8 +152,7 @@ impl Tablebase {
         Tablebase::open_with_cache(dir, rule, Arc::new(BlockCache::new(cache_bytes)))
     }
 
-    /// As [`Tablebase::open_positional`], keeping decoded blocks in
-    /// `cache`, which several tablebases (several directories) may share
+    /// As [`Tablebase::open_positional`], reading through `cache`, which several tablebases (several directories) may share
     /// under one bound.
     ///
     /// # Errors
@@ -165,12 +165,20 @@ impl Tablebase {
         Tablebase::with_access(dir.as_ref(), rule, Access::Positional(cache))
     }
 
-    /// The bound on decoded blocks kept, if there is one (positional
-    /// reads; memory-mapped tables keep every block they decode).
+    /// The bound on the page cache, if there is one (positional reads;
+    /// memory-mapped tables keep no pages of their own).
     pub fn cache_bytes(&self) -> Option<usize> {
         match &self.access {
             Access::Mapped => None,
             Access::Positional(cache) => Some(cache.capacity()),
+        }
+    }
+
+    /// The bytes the page cache holds now, if there is one.
+    pub fn cache_used(&self) -> Option<usize> {
+        match &self.access {
+            Access::Mapped => None,
+            Access::Positional(cache) => Some(cache.bytes()),
         }
     }
 
@@ -464,23 +472,23 @@ impl IndexedValues for OpenTable {
             .map_err(|source| self.corrupt(source))
     }
 
-    fn wdl_blocks(&self) -> Option<&dyn WdlBlocks> {
+    fn wdl_chunks(&self) -> Option<&dyn WdlChunks> {
         Some(self)
     }
 }
 
-impl WdlBlocks for OpenTable {
-    fn block_count(&self) -> usize {
-        self.file.wdl_block_count()
+impl WdlChunks for OpenTable {
+    fn chunk_count(&self) -> usize {
+        self.file.chunk_count()
     }
 
-    fn block_of(&self, turn: Color, index: TableIndex) -> (usize, usize) {
-        self.file.locate(turn, index)
+    fn chunk_of(&self, turn: Color, index: TableIndex) -> (usize, usize) {
+        self.file.chunk_of(turn, index)
     }
 
-    fn unpack(&self, block: usize) -> Result<Vec<u8>, ProbeError> {
+    fn unpack_chunk(&self, chunk: usize) -> Result<Vec<u8>, ProbeError> {
         self.file
-            .unpack_wdl_block(block)
+            .wdl_chunk(chunk)
             .map_err(|source| self.corrupt(source))
     }
 }

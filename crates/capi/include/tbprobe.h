@@ -369,9 +369,9 @@ bool dtz50_init_rule(const char *_path, unsigned _rule);
 int dtz50_rule(void);
 
 /*
- * As dtz50_init_rule(), reading the table files with positional reads and
- * keeping at most cache_bytes bytes of decoded blocks (shared by all the
- * directories; the least recently used are dropped first). For processes
+ * As dtz50_init_rule(), reading the table files with positional reads
+ * through a cache of at most cache_bytes bytes of file pages (shared by
+ * all the directories; the least recently used are dropped first). For processes
  * that live long or must stay small; a file changed under the process gives
  * TB_RESULT_FAILED, never a crash. false for another rule, a bound of 0, or
  * a path as for tb_init().
@@ -379,10 +379,9 @@ int dtz50_rule(void);
 bool dtz50_init_cached(const char *_path, unsigned _rule, size_t _cache_bytes);
 
 /*
- * The bound in bytes on decoded blocks the open tables keep: what
- * dtz50_init_cached() was given, or 0 if they keep every block they decode
- * until tb_free() (tb_init(), dtz50_init_rule(): memory-mapped files) or no
- * tables are open.
+ * The bound in bytes on the page cache of the open tables: what
+ * dtz50_init_cached() was given, or 0 if they are memory-mapped (tb_init(),
+ * dtz50_init_rule()) or no tables are open.
  */
 size_t dtz50_cache_bound(void);
 

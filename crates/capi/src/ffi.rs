@@ -213,9 +213,9 @@ pub unsafe extern "C" fn dtz50_init_cached(
     unsafe { init(path, rule, Some(cache)) }
 }
 
-/// `dtz50_cache_bound`: the bound in bytes on the decoded blocks the open
-/// tables keep; 0 if they keep every block (`tb_init`, `dtz50_init_rule`)
-/// or none are open.
+/// `dtz50_cache_bound`: the bound in bytes on the page cache of the open
+/// tables; 0 if they are memory-mapped (`tb_init`, `dtz50_init_rule`) or
+/// none are open.
 #[unsafe(no_mangle)]
 pub extern "C" fn dtz50_cache_bound() -> usize {
     guard(0, || probe::cache_bytes().unwrap_or(0))

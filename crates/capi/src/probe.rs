@@ -162,8 +162,8 @@ pub fn verdict(bb: &Bitboards, state: State) -> Option<Verdict> {
     })
 }
 
-/// `dtz50_cache_bound`: the bound on decoded blocks of the current tables,
-/// `None` if they keep every block (or there are none).
+/// `dtz50_cache_bound`: the bound on the page cache of the current tables,
+/// `None` if they are memory-mapped (or there are none).
 pub fn cache_bytes() -> Option<usize> {
     registry::with(None, Tables::cache_bytes)
 }

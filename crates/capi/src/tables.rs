@@ -43,9 +43,9 @@ impl Tables {
     /// entries and directories that cannot be read are skipped, as Fathom
     /// skips them), for `rule`.
     ///
-    /// With `cache`, the files are read with positional reads and every
-    /// directory keeps its decoded blocks in that one bounded cache;
-    /// without, they are memory-mapped and keep every block they decode.
+    /// With `cache`, the files are read with positional reads through that
+    /// one bounded page cache, shared by every directory; without, they
+    /// are memory-mapped.
     pub fn open(paths: &str, rule: Rule, cache: Option<Arc<BlockCache>>) -> Tables {
         let bases: Vec<Tablebase> = paths
             .split(SEPARATOR)
@@ -68,7 +68,7 @@ impl Tables {
         }
     }
 
-    /// The bound on decoded blocks kept, `None` if every block is kept.
+    /// The bound on the page cache, `None` for memory-mapped files.
     pub fn cache_bytes(&self) -> Option<usize> {
         self.cache.as_ref().map(|c| c.capacity())
     }

@@ -589,10 +589,9 @@ fn every_function_matches_the_rust_api() {
         );
         compared += 2 * positions.len();
     }
-    // Positional reads, both directories sharing a cache of 16 MiB: less
-    // than the 4-piece tables' decoded blocks, so blocks are dropped and
-    // read again while the probes run. Format v2's blocks are large (a
-    // miss decodes up to 4 MiB), so this pass takes a sample.
+    // Positional reads, both directories sharing a page cache of 16 MiB:
+    // less than the 4-piece tables' files, so pages are dropped and read
+    // again while the probes run (on a sample of the positions).
     let sample: Vec<Chess> = positions.iter().step_by(15).cloned().collect();
     for link in [Link::Static, Link::Shared] {
         let exe = compile(&source("tests/c/compare.c"), link, out.path());

@@ -267,7 +267,9 @@ fn verify_fails_on_a_corrupt_file() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stdout).contains("FAILED: corrupt table"));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("wdl checksum mismatch"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("wdl block 0 (white to move) is corrupt")
+    );
 }
 
 #[test]

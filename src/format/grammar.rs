@@ -1,0 +1,255 @@
+//! The symbol grammar of a stream (Re-Pair): every symbol is either a
+//! terminal (one stored code) or a pair of earlier symbols, so a symbol
+//! stands for a run of codes, and a long run of equal codes or a repeated
+//! pattern becomes one symbol.
+//!
+//! The writer builds the grammar from a sample of the stream: it counts
+//! adjacent pairs, makes the most frequent ones new symbols, replaces them
+//! (left to right, greedily) and repeats, pass after pass, until pairs are
+//! rare or [`MAX_SYMBOLS`] are made. It then encodes the whole stream one
+//! segment at a time by replaying the same passes, so memory stays
+//! bounded and segments can be encoded in parallel; the result is the
+//! same for any thread count.
+
+use std::{
+    collections::HashMap,
+    hash::{BuildHasherDefault, Hasher},
+};
+
+/// Symbols a grammar may have (terminals and pairs); Huffman codes over
+/// them stay short and a pair table fits in memory.
+pub(super) const MAX_SYMBOLS: usize = 4096;
+
+/// The most codes one symbol may stand for (a block covers at most as
+/// many positions, see the stream module).
+pub(super) const MAX_SYMBOL_LEN: u32 = 65_535;
+
+/// New symbols made per pass, at most.
+const PAIRS_PER_PASS: usize = 64;
+
+/// A pair is worth a symbol if it occurs about this often in the whole
+/// stream (a symbol costs about five bytes in the file).
+const MIN_PAIR_COUNT: u64 = 16;
+
+/// A grammar: terminals, then pairs, in symbol order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Grammar {
+    /// The code each terminal symbol stands for, ascending.
+    pub terminals: Vec<u16>,
+    /// Symbol `terminals.len() + i` is `pairs[i]` (earlier symbols).
+    pub pairs: Vec<(u16, u16)>,
+    /// How many pairs each pass made, in order (writer only: not stored).
+    passes: Vec<usize>,
+}
+
+impl Grammar {
+    /// Build a grammar for a stream with these distinct `terminals`
+    /// (ascending) from `sample` segments of its codes, the sample being
+    /// `scale` times the stream's length.
+    pub(super) fn build(terminals: Vec<u16>, sample: &[Vec<u16>], scale: f64) -> Grammar {
+        let mut grammar = Grammar {
+            terminals,
+            pairs: Vec::new(),
+            passes: Vec::new(),
+        };
+        let mut seqs: Vec<Vec<u16>> = sample.iter().map(|s| grammar.to_terminals(s)).collect();
+        let mut lens: Vec<u32> = vec![1; grammar.terminals.len()];
+        let min_count = ((MIN_PAIR_COUNT as f64 * scale).ceil() as u32).max(2);
+        let mut counts: PairMap<u32> = PairMap::default();
+        while grammar.symbol_count() < MAX_SYMBOLS {
+            counts.clear();
+            for seq in &seqs {
+                for w in seq.windows(2) {
+                    *counts.entry(key(w[0], w[1])).or_default() += 1;
+                }
+            }
+            let mut best: Vec<(u32, u32)> = counts
+                .iter()
+                .filter(|&(&k, &c)| {
+                    let (l, r) = unkey(k);
+                    c >= min_count && lens[usize::from(l)] + lens[usize::from(r)] <= MAX_SYMBOL_LEN
+                })
+                .map(|(&k, &c)| (c, k))
+                .collect();
+            if best.is_empty() {
+                break;
+            }
+            best.sort_unstable_by(|a, b| b.cmp(a));
+            let room = MAX_SYMBOLS - grammar.symbol_count();
+            best.truncate(PAIRS_PER_PASS.min(room));
+            let mut made: PairMap<u16> = PairMap::default();
+            for &(_, k) in &best {
+                let (l, r) = unkey(k);
+                let symbol = grammar.symbol_count() as u16;
+                grammar.pairs.push((l, r));
+                lens.push(lens[usize::from(l)] + lens[usize::from(r)]);
+                made.insert(k, symbol);
+            }
+            grammar.passes.push(best.len());
+            for seq in &mut seqs {
+                replace(seq, |l, r| made.get(&key(l, r)).copied());
+            }
+        }
+        grammar
+    }
+
+    /// Terminals plus pairs.
+    pub(super) fn symbol_count(&self) -> usize {
+        self.terminals.len() + self.pairs.len()
+    }
+
+    /// Codes as terminal symbols (every code must be a terminal).
+    fn to_terminals(&self, codes: &[u16]) -> Vec<u16> {
+        let max = self.terminals.last().map_or(0, |&t| usize::from(t));
+        let mut symbol_of = vec![u16::MAX; max + 1];
+        for (s, &t) in self.terminals.iter().enumerate() {
+            symbol_of[usize::from(t)] = s as u16;
+        }
+        codes.iter().map(|&c| symbol_of[usize::from(c)]).collect()
+    }
+
+    /// An encoder replaying this grammar's passes.
+    pub(super) fn encoder(&self) -> Encoder<'_> {
+        let n = self.symbol_count();
+        let mut pair_symbol = vec![u16::MAX; n * n];
+        let mut pass_of = vec![u16::MAX; n];
+        let mut at = self.terminals.len();
+        for (pass, &made) in self.passes.iter().enumerate() {
+            for _ in 0..made {
+                let (l, r) = self.pairs[at - self.terminals.len()];
+                pair_symbol[usize::from(l) * n + usize::from(r)] = at as u16;
+                pass_of[at] = pass as u16;
+                at += 1;
+            }
+        }
+        Encoder {
+            grammar: self,
+            pair_symbol,
+            pass_of,
+        }
+    }
+}
+
+/// Encodes segments of a stream with a grammar.
+pub(super) struct Encoder<'g> {
+    grammar: &'g Grammar,
+    /// `left * symbols + right` → the pair's symbol, or `u16::MAX`.
+    pair_symbol: Vec<u16>,
+    pass_of: Vec<u16>,
+}
+
+impl Encoder<'_> {
+    /// The symbols of one segment of codes.
+    pub(super) fn encode(&self, codes: &[u16]) -> Vec<u16> {
+        let n = self.grammar.symbol_count();
+        let mut seq = self.grammar.to_terminals(codes);
+        for pass in 0..self.grammar.passes.len() as u16 {
+            replace(&mut seq, |l, r| {
+                let s = self.pair_symbol[usize::from(l) * n + usize::from(r)];
+                (s != u16::MAX && self.pass_of[usize::from(s)] == pass).then_some(s)
+            });
+        }
+        // The segment's codes shrank to its symbols: give the rest back,
+        // since every segment's symbols are held until the blocks are cut.
+        seq.shrink_to_fit();
+        seq
+    }
+}
+
+/// A map keyed by pairs, with a multiplicative hash (pair keys are not
+/// chosen by an adversary, and SipHash would double the build time).
+type PairMap<V> = HashMap<u32, V, BuildHasherDefault<PairHasher>>;
+
+/// Hashes a `u32` pair key by one multiplication.
+#[derive(Default)]
+struct PairHasher(u64);
+
+impl Hasher for PairHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u32(&mut self, key: u32) {
+        self.0 = u64::from(key).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+fn key(l: u16, r: u16) -> u32 {
+    (u32::from(l) << 16) | u32::from(r)
+}
+
+fn unkey(k: u32) -> (u16, u16) {
+    ((k >> 16) as u16, k as u16)
+}
+
+/// Replace pairs left to right, greedily, in place.
+fn replace(seq: &mut Vec<u16>, pair: impl Fn(u16, u16) -> Option<u16>) {
+    let mut read = 0;
+    let mut write = 0;
+    while read < seq.len() {
+        let s = seq[read];
+        match seq.get(read + 1).and_then(|&next| pair(s, next)) {
+            Some(made) => {
+                seq[write] = made;
+                read += 2;
+            }
+            None => {
+                seq[write] = s;
+                read += 1;
+            }
+        }
+        write += 1;
+    }
+    seq.truncate(write);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Expand symbols back to codes.
+    fn expand(g: &Grammar, symbols: &[u16]) -> Vec<u16> {
+        let mut out = Vec::new();
+        let mut stack: Vec<u16> = symbols.iter().rev().copied().collect();
+        while let Some(s) = stack.pop() {
+            let s = usize::from(s);
+            if s < g.terminals.len() {
+                out.push(g.terminals[s]);
+            } else {
+                let (l, r) = g.pairs[s - g.terminals.len()];
+                stack.push(r);
+                stack.push(l);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn encoding_expands_back_to_the_codes_and_shrinks_patterns() {
+        let codes: Vec<u16> = (0..100_000u32)
+            .map(|i| match i % 37 {
+                0..=20 => 4,
+                21..=30 => [0, 2][(i % 2) as usize],
+                _ => 3,
+            })
+            .collect();
+        let sample = vec![codes[..50_000].to_vec()];
+        let g = Grammar::build(vec![0, 2, 3, 4], &sample, 0.5);
+        assert!(!g.pairs.is_empty());
+        for (l, r) in &g.pairs {
+            assert!(usize::from(*l.max(r)) < g.symbol_count());
+        }
+        let encoder = g.encoder();
+        for segment in codes.chunks(7_777) {
+            let symbols = encoder.encode(segment);
+            assert!(symbols.len() * 4 < segment.len(), "{}", symbols.len());
+            assert_eq!(expand(&g, &symbols), segment);
+        }
+    }
+}

@@ -1,0 +1,634 @@
+//! One stream: the codes of one section for one side to move, as
+//! Huffman-coded grammar symbols in fixed-size blocks, with a sparse
+//! index (see the byte table in the format module's doc).
+//!
+//! A probe reads one index entry, walks the per-block position counts to
+//! the block holding its position, checks that block's CRC-16 and decodes
+//! symbols from the block's start until it reaches the position, then
+//! descends the grammar to the code: a few hundred nanoseconds, no
+//! decompression of anything else and nothing kept. The counts and the
+//! index are checked a 1 KiB chunk at a time (CRC-32 each, the CRCs in the
+//! stream's head, which has its own CRC-32), once per chunk while the file
+//! is open.
+
+use std::{
+    borrow::Cow,
+    sync::atomic::{AtomicU64, Ordering},
+};
+
+use crc::{CRC_16_IBM_SDLC, CRC_32_ISCSI, Crc, Table};
+use rayon::prelude::*;
+
+use super::{
+    FormatError,
+    grammar::{Grammar, MAX_SYMBOL_LEN},
+    huffman::{Decoder, MAX_CODE_LEN, canonical_codes, code_lengths},
+    reader::Source,
+    u16_at, u32_at, u64_at,
+};
+use crate::format::StreamId;
+
+/// The block checksum.
+static CRC16: Crc<u16, Table<16>> = Crc::<u16, Table<16>>::new(&CRC_16_IBM_SDLC);
+/// The checksum of heads and of count and index chunks.
+pub(super) static CRC32: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_ISCSI);
+
+/// An index entry every 2^INDEX_STEP_BITS positions.
+const INDEX_STEP_BITS: u32 = 16;
+/// Bytes of an index entry: block (u32), positions before it in the block (u16).
+const INDEX_ENTRY_LEN: usize = 6;
+/// Counts and index are checked in chunks of this many bytes.
+const CHUNK_LEN: usize = 1024;
+/// Positions encoded together by the writer (symbols never span two).
+const SEGMENT: u64 = 1 << 20;
+/// Positions of a stream the grammar is built from, at most.
+const SAMPLE: u64 = 1 << 22;
+/// Windows the sample of a larger stream is cut into.
+const SAMPLE_WINDOWS: u64 = 64;
+
+/// A stream as written: its blocks and its metadata (head, counts, index).
+pub(super) struct EncodedStream {
+    pub blocks: Vec<u8>,
+    pub block_count: u32,
+    pub head: Vec<u8>,
+    /// Counts then index.
+    pub tables: Vec<u8>,
+}
+
+/// Encode a stream of `n` codes, read a range at a time by `codes(start,
+/// len)`, in blocks of `block_len` bytes.
+pub(super) fn encode_stream(
+    n: u64,
+    block_len: usize,
+    codes: &(dyn Fn(u64, usize) -> Vec<u16> + Sync),
+) -> EncodedStream {
+    let segments: Vec<(u64, usize)> = (0..n.div_ceil(SEGMENT))
+        .map(|i| (i * SEGMENT, (n - i * SEGMENT).min(SEGMENT) as usize))
+        .collect();
+    let terminals = segments
+        .par_iter()
+        .map(|&(start, len)| {
+            let mut seen = codes(start, len);
+            seen.sort_unstable();
+            seen.dedup();
+            seen
+        })
+        .reduce(Vec::new, |mut a, b| {
+            a.extend(b);
+            a.sort_unstable();
+            a.dedup();
+            a
+        });
+    let (sample, scale) = if n <= SAMPLE {
+        let all: Vec<Vec<u16>> = segments.iter().map(|&(s, l)| codes(s, l)).collect();
+        (all, 1.0)
+    } else {
+        let window = SAMPLE / SAMPLE_WINDOWS;
+        let windows: Vec<Vec<u16>> = (0..SAMPLE_WINDOWS)
+            .into_par_iter()
+            .map(|i| codes(i * (n - window) / (SAMPLE_WINDOWS - 1), window as usize))
+            .collect();
+        (windows, SAMPLE as f64 / n as f64)
+    };
+    let grammar = Grammar::build(terminals, &sample, scale);
+    drop(sample);
+    let encoder = grammar.encoder();
+    let symbols: Vec<Vec<u16>> = segments
+        .par_iter()
+        .map(|&(start, len)| encoder.encode(&codes(start, len)))
+        .collect();
+    drop(encoder);
+    let lens = symbol_lens(&grammar);
+    let mut counts = vec![0u64; grammar.symbol_count()];
+    for s in symbols.iter().flatten() {
+        counts[usize::from(*s)] += 1;
+    }
+    let lengths = code_lengths(&counts);
+    let codes = canonical_codes(&lengths);
+    let packed = pack_blocks(n, block_len, &symbols, &codes, &lens);
+    let tables = [packed.counts, packed.index].concat();
+    let head = head_bytes(
+        n,
+        &grammar,
+        &lengths,
+        packed.block_count,
+        &tables,
+        packed.counts_len,
+    );
+    EncodedStream {
+        blocks: packed.blocks,
+        block_count: packed.block_count,
+        head,
+        tables,
+    }
+}
+
+/// Positions each symbol stands for.
+fn symbol_lens(grammar: &Grammar) -> Vec<u32> {
+    let mut lens = vec![1u32; grammar.terminals.len()];
+    for &(l, r) in &grammar.pairs {
+        lens.push(lens[usize::from(l)] + lens[usize::from(r)]);
+    }
+    lens
+}
+
+struct Packed {
+    blocks: Vec<u8>,
+    block_count: u32,
+    /// Positions per block, u16 each.
+    counts: Vec<u8>,
+    /// Index entries.
+    index: Vec<u8>,
+    counts_len: usize,
+}
+
+/// Cut the symbols into blocks: each block holds whole symbols' codes, at
+/// most [`MAX_SYMBOL_LEN`] positions, zero padding, then its CRC-16.
+fn pack_blocks(
+    n: u64,
+    block_len: usize,
+    symbols: &[Vec<u16>],
+    codes: &[(u32, u8)],
+    lens: &[u32],
+) -> Packed {
+    let payload_bits = (block_len - 2) * 8;
+    let mut blocks = Vec::new();
+    let mut counts = Vec::new();
+    let mut index = Vec::new();
+    let mut block = vec![0u8; block_len];
+    let mut bit = 0usize;
+    let mut in_block = 0u32;
+    let mut block_count = 0u32;
+    let mut position = 0u64;
+    let step = 1u64 << INDEX_STEP_BITS;
+    let mut finish = |block: &mut Vec<u8>, in_block: u32, blocks: &mut Vec<u8>| {
+        let crc = CRC16.checksum(&block[..block_len - 2]);
+        block[block_len - 2..].copy_from_slice(&crc.to_le_bytes());
+        blocks.extend_from_slice(block);
+        counts.extend_from_slice(&(in_block as u16).to_le_bytes());
+        block.fill(0);
+    };
+    for &s in symbols.iter().flatten() {
+        let (code, length) = codes[usize::from(s)];
+        let len = lens[usize::from(s)];
+        if bit + usize::from(length) > payload_bits || in_block + len > MAX_SYMBOL_LEN {
+            finish(&mut block, in_block, &mut blocks);
+            block_count += 1;
+            bit = 0;
+            in_block = 0;
+        }
+        // Index entries for the steps this symbol covers.
+        let first_step = position.div_ceil(step);
+        let mut at = first_step * step;
+        while at < position + u64::from(len) {
+            let skip = in_block as u64 + (at - position);
+            index.extend_from_slice(&block_count.to_le_bytes());
+            index.extend_from_slice(&(skip as u16).to_le_bytes());
+            at += step;
+        }
+        for i in (0..length).rev() {
+            if (code >> i) & 1 == 1 {
+                block[bit / 8] |= 0x80 >> (bit % 8);
+            }
+            bit += 1;
+        }
+        in_block += len;
+        position += u64::from(len);
+    }
+    finish(&mut block, in_block, &mut blocks);
+    block_count += 1;
+    debug_assert_eq!(position, n);
+    let counts_len = counts.len();
+    Packed {
+        blocks,
+        block_count,
+        counts,
+        index,
+        counts_len,
+    }
+}
+
+/// The head: what a reader parses once (see the module doc's byte table).
+fn head_bytes(
+    n: u64,
+    grammar: &Grammar,
+    lengths: &[u8],
+    block_count: u32,
+    tables: &[u8],
+    counts_len: usize,
+) -> Vec<u8> {
+    let mut h = Vec::new();
+    h.extend_from_slice(&n.to_le_bytes());
+    h.extend_from_slice(&block_count.to_le_bytes());
+    h.extend_from_slice(&(counts_len as u64).to_le_bytes());
+    h.push(INDEX_STEP_BITS as u8);
+    h.extend_from_slice(&(grammar.terminals.len() as u16).to_le_bytes());
+    for t in &grammar.terminals {
+        h.extend_from_slice(&t.to_le_bytes());
+    }
+    h.extend_from_slice(&(grammar.pairs.len() as u16).to_le_bytes());
+    for (l, r) in &grammar.pairs {
+        h.extend_from_slice(&l.to_le_bytes());
+        h.extend_from_slice(&r.to_le_bytes());
+    }
+    h.extend_from_slice(lengths);
+    for chunk in tables.chunks(CHUNK_LEN) {
+        h.extend_from_slice(&CRC32.checksum(chunk).to_le_bytes());
+    }
+    let crc = CRC32.checksum(&h);
+    h.extend_from_slice(&crc.to_le_bytes());
+    h
+}
+
+/// Where a stream is in its file (from the trailer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct StreamPlace {
+    pub blocks_offset: u64,
+    pub block_count: u32,
+    pub block_len: usize,
+    pub head_offset: u64,
+    pub head_len: u32,
+    /// Counts and index follow the head up to here.
+    pub end: u64,
+}
+
+/// A symbol: the positions it stands for, and its two halves (a pair) or
+/// its code (a terminal: `left` is the code).
+#[derive(Debug, Clone, Copy)]
+struct Symbol {
+    len: u32,
+    left: u16,
+    right: u16,
+}
+
+/// A stream's head, parsed and checked: everything a probe needs besides
+/// the file's bytes.
+#[derive(Debug)]
+pub(super) struct StreamReader {
+    id: StreamId,
+    place: StreamPlace,
+    positions: u64,
+    terminals: usize,
+    symbols: Vec<Symbol>,
+    decoder: Decoder,
+    step_bits: u32,
+    counts_offset: u64,
+    index_offset: u64,
+    index_entries: u64,
+    /// CRC-32 of each chunk of counts then index.
+    chunk_crcs: Vec<u32>,
+    /// One bit per chunk: checked.
+    checked: Vec<AtomicU64>,
+}
+
+impl StreamReader {
+    /// Read and check the head of the stream at `place`, which must hold
+    /// `positions` codes of at most `max_code`.
+    pub(super) fn open<S: Source + ?Sized>(
+        source: &S,
+        id: StreamId,
+        place: StreamPlace,
+        positions: u64,
+        max_code: u16,
+    ) -> Result<StreamReader, FormatError> {
+        let bad = |reason: String| FormatError::Layout {
+            section: id.section,
+            reason: format!("{} to move: {reason}", id.turn_name()),
+        };
+        let head = read(source, place.head_offset, place.head_len as usize)?;
+        if head.len() < 4 || {
+            let body = head.len() - 4;
+            CRC32.checksum(&head[..body]) != u32_at(&head, body)
+        } {
+            return Err(bad("head checksum mismatch".into()));
+        }
+        let mut at = 0usize;
+        let mut take = |len: usize| -> Result<&[u8], FormatError> {
+            let slice = head
+                .get(at..at + len)
+                .filter(|_| at + len <= head.len() - 4)
+                .ok_or_else(|| bad("head too short".into()))?;
+            at += len;
+            Ok(slice)
+        };
+        let n = u64_at(take(8)?, 0);
+        let block_count = u32_at(take(4)?, 0);
+        let counts_len = u64_at(take(8)?, 0);
+        let step_bits = u32::from(take(1)?[0]);
+        let terminals = usize::from(u16_at(take(2)?, 0));
+        let terminal_codes: Vec<u16> = take(2 * terminals)?
+            .chunks(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        let pair_count = usize::from(u16_at(take(2)?, 0));
+        let pair_bytes = take(4 * pair_count)?.to_vec();
+        let lengths = take(terminals + pair_count)?.to_vec();
+        if n != positions
+            || block_count != place.block_count
+            || counts_len != 2 * u64::from(block_count)
+            || !(8..=32).contains(&step_bits)
+            || terminal_codes.iter().any(|&c| c > max_code)
+        {
+            return Err(bad("head fields out of range".into()));
+        }
+        let mut symbols: Vec<Symbol> = terminal_codes
+            .iter()
+            .map(|&code| Symbol {
+                len: 1,
+                left: code,
+                right: 0,
+            })
+            .collect();
+        for pair in pair_bytes.chunks(4) {
+            let (l, r) = (u16_at(pair, 0), u16_at(pair, 2));
+            let here = symbols.len();
+            if usize::from(l) >= here || usize::from(r) >= here {
+                return Err(bad("a pair refers to a later symbol".into()));
+            }
+            let len = symbols[usize::from(l)].len + symbols[usize::from(r)].len;
+            if len > MAX_SYMBOL_LEN {
+                return Err(bad("a symbol is too long".into()));
+            }
+            symbols.push(Symbol {
+                len,
+                left: l,
+                right: r,
+            });
+        }
+        let decoder = Decoder::new(&lengths).ok_or_else(|| bad("bad code lengths".into()))?;
+        let index_entries = positions.div_ceil(1 << step_bits);
+        let counts_offset = place.head_offset + u64::from(place.head_len);
+        let index_offset = counts_offset + counts_len;
+        let tables_len = counts_len + index_entries * INDEX_ENTRY_LEN as u64;
+        if index_offset + index_entries * INDEX_ENTRY_LEN as u64 != place.end {
+            return Err(bad("counts and index do not fit".into()));
+        }
+        let chunks = tables_len.div_ceil(CHUNK_LEN as u64) as usize;
+        let chunk_crcs: Vec<u32> = take(4 * chunks)?
+            .chunks(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        if at != head.len() - 4 {
+            return Err(bad("head too long".into()));
+        }
+        Ok(StreamReader {
+            id,
+            place,
+            positions,
+            terminals,
+            symbols,
+            decoder,
+            step_bits,
+            counts_offset,
+            index_offset,
+            index_entries,
+            chunk_crcs,
+            checked: (0..chunks.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        })
+    }
+
+    /// Bytes this reader keeps in memory.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.symbols.len() * std::mem::size_of::<Symbol>()
+            + self.decoder.heap_bytes()
+            + 4 * self.chunk_crcs.len()
+            + 8 * self.checked.len()
+    }
+
+    fn corrupt(&self, block: u64) -> FormatError {
+        FormatError::Block {
+            section: self.id.section,
+            turn: self.id.turn_name(),
+            block: block as usize,
+        }
+    }
+
+    /// `len` bytes of counts or index at `offset` (absolute), their
+    /// chunks checked first.
+    fn table_bytes<'s, S: Source + ?Sized>(
+        &self,
+        source: &'s S,
+        offset: u64,
+        len: usize,
+    ) -> Result<Cow<'s, [u8]>, FormatError> {
+        let rel = offset - self.counts_offset;
+        let first = (rel / CHUNK_LEN as u64) as usize;
+        let last = ((rel + len as u64 - 1) / CHUNK_LEN as u64) as usize;
+        for chunk in first..=last {
+            let (word, bit) = (chunk / 64, 1u64 << (chunk % 64));
+            if self.checked[word].load(Ordering::Relaxed) & bit != 0 {
+                continue;
+            }
+            let start = self.counts_offset + (chunk * CHUNK_LEN) as u64;
+            let end = (start + CHUNK_LEN as u64).min(self.place.end);
+            let bytes = read(source, start, (end - start) as usize)?;
+            if CRC32.checksum(&bytes) != self.chunk_crcs[chunk] {
+                return Err(FormatError::Layout {
+                    section: self.id.section,
+                    reason: format!(
+                        "{} to move: block counts or index bytes {start}..{end} are corrupt",
+                        self.id.turn_name()
+                    ),
+                });
+            }
+            self.checked[word].fetch_or(bit, Ordering::Relaxed);
+        }
+        read(source, offset, len)
+    }
+
+    /// The block holding `position`, and the position's offset in it.
+    fn locate<S: Source + ?Sized>(
+        &self,
+        source: &S,
+        position: u64,
+    ) -> Result<(u64, u64), FormatError> {
+        let entry = position >> self.step_bits;
+        debug_assert!(entry < self.index_entries);
+        let bytes = self.table_bytes(
+            source,
+            self.index_offset + entry * INDEX_ENTRY_LEN as u64,
+            INDEX_ENTRY_LEN,
+        )?;
+        let mut block = u64::from(u32_at(&bytes, 0));
+        let mut offset = u64::from(u16_at(&bytes, 4)) + (position - (entry << self.step_bits));
+        // Walk the counts a chunk's worth at a time.
+        loop {
+            if block >= u64::from(self.place.block_count) {
+                return Err(self.corrupt(block));
+            }
+            let in_chunk = CHUNK_LEN as u64 / 2 - block % (CHUNK_LEN as u64 / 2);
+            let run = in_chunk.min(u64::from(self.place.block_count) - block);
+            let counts =
+                self.table_bytes(source, self.counts_offset + 2 * block, 2 * run as usize)?;
+            for pair in counts.chunks_exact(2) {
+                let count = u64::from(u16::from_le_bytes([pair[0], pair[1]]));
+                if offset < count {
+                    return Ok((block, offset));
+                }
+                offset -= count;
+                block += 1;
+            }
+        }
+    }
+
+    /// The bytes of `block`, its checksum checked.
+    fn block<'s, S: Source + ?Sized>(
+        &self,
+        source: &'s S,
+        block: u64,
+    ) -> Result<Cow<'s, [u8]>, FormatError> {
+        let len = self.place.block_len;
+        let bytes = read(source, self.place.blocks_offset + block * len as u64, len)?;
+        let crc = u16_at(&bytes, len - 2);
+        if CRC16.checksum(&bytes[..len - 2]) != crc {
+            return Err(self.corrupt(block));
+        }
+        Ok(bytes)
+    }
+
+    /// The code at `position`.
+    pub(super) fn code_at<S: Source + ?Sized>(
+        &self,
+        source: &S,
+        position: u64,
+    ) -> Result<u16, FormatError> {
+        let (block, mut offset) = self.locate(source, position)?;
+        let bytes = self.block(source, block)?;
+        let payload = &bytes[..bytes.len() - 2];
+        let mut bit = 0usize;
+        loop {
+            let (symbol, len) = self
+                .decoder
+                .decode(window(payload, bit))
+                .filter(|&(_, l)| bit + l as usize <= payload.len() * 8)
+                .ok_or_else(|| self.corrupt(block))?;
+            bit += len as usize;
+            let span = u64::from(self.symbols[usize::from(symbol)].len);
+            if offset < span {
+                return Ok(self.descend(symbol, offset as u32));
+            }
+            offset -= span;
+        }
+    }
+
+    /// The code at `offset` inside `symbol`.
+    fn descend(&self, mut symbol: u16, mut offset: u32) -> u16 {
+        while usize::from(symbol) >= self.terminals {
+            let s = self.symbols[usize::from(symbol)];
+            let left = self.symbols[usize::from(s.left)].len;
+            if offset < left {
+                symbol = s.left;
+            } else {
+                offset -= left;
+                symbol = s.right;
+            }
+        }
+        self.symbols[usize::from(symbol)].left
+    }
+
+    /// `len` codes from `start`, decoded in one pass (for readers that go
+    /// through a table: the solver's sub-tables, the deep check).
+    pub(super) fn codes<S: Source + ?Sized>(
+        &self,
+        source: &S,
+        start: u64,
+        len: usize,
+    ) -> Result<Vec<u16>, FormatError> {
+        let mut out = Vec::with_capacity(len);
+        if len == 0 {
+            return Ok(out);
+        }
+        let (mut block, mut skip) = self.locate(source, start)?;
+        let mut stack = Vec::new();
+        while out.len() < len {
+            let bytes = self.block(source, block)?;
+            let payload = &bytes[..bytes.len() - 2];
+            let count = {
+                let c = self.table_bytes(source, self.counts_offset + 2 * block, 2)?;
+                u64::from(u16_at(&c, 0))
+            };
+            let mut decoded = 0u64;
+            let mut bit = 0usize;
+            while decoded < count && out.len() < len {
+                let (symbol, l) = self
+                    .decoder
+                    .decode(window(payload, bit))
+                    .filter(|&(_, l)| bit + l as usize <= payload.len() * 8)
+                    .ok_or_else(|| self.corrupt(block))?;
+                bit += l as usize;
+                let span = u64::from(self.symbols[usize::from(symbol)].len);
+                decoded += span;
+                if skip >= span {
+                    skip -= span;
+                    continue;
+                }
+                stack.push(symbol);
+                while let Some(s) = stack.pop() {
+                    let sym = self.symbols[usize::from(s)];
+                    if skip >= u64::from(sym.len) {
+                        skip -= u64::from(sym.len);
+                    } else if usize::from(s) < self.terminals {
+                        out.push(sym.left);
+                        if out.len() == len {
+                            break;
+                        }
+                    } else {
+                        stack.push(sym.right);
+                        stack.push(sym.left);
+                    }
+                }
+                stack.clear();
+            }
+            if decoded > count {
+                return Err(self.corrupt(block));
+            }
+            block += 1;
+        }
+        Ok(out)
+    }
+
+    /// Check every block decodes to exactly its count of positions.
+    pub(super) fn verify<S: Source + ?Sized>(&self, source: &S) -> Result<(), FormatError> {
+        let tables = self.place.end - self.counts_offset;
+        if tables > 0 {
+            self.table_bytes(source, self.counts_offset, tables as usize)?;
+        }
+        let mut at = 0u64;
+        while at < self.positions {
+            let len = (self.positions - at).min(SEGMENT) as usize;
+            let codes = self.codes(source, at, len)?;
+            debug_assert_eq!(codes.len(), len);
+            at += len as u64;
+        }
+        Ok(())
+    }
+}
+
+/// The 64 bits from `bit` on, most significant first (zeros past the end).
+#[inline]
+fn window(bytes: &[u8], bit: usize) -> u64 {
+    let at = bit / 8;
+    let word = match bytes.get(at..at + 8) {
+        Some(b) => u64::from_be_bytes(b.try_into().expect("8 bytes")),
+        None => {
+            let mut b = [0u8; 8];
+            let rest = bytes.get(at..).unwrap_or(&[]);
+            b[..rest.len()].copy_from_slice(rest);
+            u64::from_be_bytes(b)
+        }
+    };
+    const _: () = assert!(MAX_CODE_LEN <= 57);
+    word << (bit % 8)
+}
+
+fn read<S: Source + ?Sized>(
+    source: &S,
+    offset: u64,
+    len: usize,
+) -> Result<Cow<'_, [u8]>, FormatError> {
+    source
+        .read_at(offset, len)
+        .map_err(|source| FormatError::Read { offset, source })
+}
