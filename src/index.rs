@@ -22,7 +22,9 @@
 //!
 //! Free pieces are not merged: moving one changes the index by
 //! `(to - from) · stride`, which keeps unmove generation to integer
-//! arithmetic. Indices whose placement overlaps, or puts the side not to
+//! arithmetic. Identical free pieces (two white rooks) therefore give a
+//! position one index per order of their squares, all holding the same
+//! value; [`Layout::sorted_identical`] names one of them. Indices whose placement overlaps, or puts the side not to
 //! move in check, are valid indices of illegal positions; the solver marks
 //! them. When the canonical frame is not unique (both kings on the
 //! diagonal, or a mirror-symmetric pawn arrangement), both orientations are
@@ -199,6 +201,10 @@ pub struct Layout {
     slice_levels: Vec<u8>,
     slice_lookup: Vec<u32>,
     slice_size: u64,
+    /// Runs of identical free pieces (same colour and role, like the two
+    /// rooks of KRRvKR), as bit shifts of their squares within an index,
+    /// highest first; runs of one piece are left out.
+    identical: Vec<Vec<u32>>,
 }
 
 impl Layout {
@@ -227,6 +233,16 @@ impl Layout {
             64 * 64
         };
         let slice_size = king_space * 64u64.pow(free.len() as u32);
+        let shift = |position: usize| 6 * (free.len() - 1 - position) as u32;
+        let identical = free
+            .chunk_by(|a, b| a == b)
+            .scan(0, |start, run| {
+                let positions = *start..*start + run.len();
+                *start += run.len();
+                Some(positions.map(shift).collect::<Vec<u32>>())
+            })
+            .filter(|shifts| shifts.len() > 1)
+            .collect();
         let mut layout = Layout {
             material,
             pieces,
@@ -237,6 +253,7 @@ impl Layout {
             slice_levels: Vec::new(),
             slice_lookup: Vec::new(),
             slice_size,
+            identical,
         };
         layout.enumerate_slices();
         layout
@@ -366,6 +383,45 @@ impl Layout {
             s if s < 2 + self.free => Some(64u64.pow(f + 1 - s as u32)),
             _ => None,
         }
+    }
+
+    /// Whether the table has identical free pieces (two white rooks, ...):
+    /// then each position with them on different squares has one index per
+    /// order of their squares (see [`Layout::sorted_identical`]).
+    pub fn has_identical_pieces(&self) -> bool {
+        !self.identical.is_empty()
+    }
+
+    /// The index of the same position with the squares of identical free
+    /// pieces in ascending slot order (`index` itself when they already
+    /// are, and in tables without identical pieces). Free pieces are not
+    /// merged in the index, so the other orders are stored too and always
+    /// hold the same value; the solver works on the sorted index alone and
+    /// copies its value to the others at the end. The free pieces' squares
+    /// are the low `6 · free` bits of an index (every factor above them is
+    /// a multiple of `64^free`), so this is bit shuffling.
+    #[inline]
+    pub fn sorted_identical(&self, index: u64) -> u64 {
+        let mut index = index;
+        for run in &self.identical {
+            if let [high, low] = run[..] {
+                let (a, b) = ((index >> high) & 63, (index >> low) & 63);
+                if a > b {
+                    index ^= ((a ^ b) << high) | ((a ^ b) << low);
+                }
+            } else {
+                let mut squares = [0u64; MAX_PIECES];
+                let squares = &mut squares[..run.len()];
+                for (sq, &shift) in squares.iter_mut().zip(run) {
+                    *sq = (index >> shift) & 63;
+                }
+                squares.sort_unstable();
+                for (&shift, &sq) in run.iter().zip(&*squares) {
+                    index = (index & !(63 << shift)) | (sq << shift);
+                }
+            }
+        }
+        index
     }
 
     /// The canonical index of a placement, or `None` if the placement has
@@ -734,6 +790,38 @@ mod tests {
                 assert_eq!(l.encode(&q), Some(i));
             }
         }
+    }
+
+    #[test]
+    fn identical_pieces_sort_to_one_index_of_the_same_position() {
+        for (name, squares) in [
+            ("KRRvKR", [4, 60, 33, 7, 20]),
+            ("KRRvKR", [4, 60, 7, 33, 20]),
+            ("KNNNvK", [1, 60, 33, 7, 20]),
+            ("KNNNvK", [1, 60, 20, 33, 7]),
+            ("KRRvKP", [4, 60, 33, 7, 20]),
+        ] {
+            let l = layout(name);
+            assert!(l.has_identical_pieces(), "{name}");
+            let i = l.encode(&Placement { squares }).expect("legal kings").0;
+            let sorted = l.sorted_identical(i);
+            assert_eq!(l.sorted_identical(sorted), sorted, "{name}");
+            let p = l.decode(TableIndex(i));
+            let q = l.decode(TableIndex(sorted));
+            assert_eq!(l.board(&p), l.board(&q), "{name}: same position");
+            let run = if name == "KNNNvK" { 3 } else { 2 };
+            let run = &q.squares[2..2 + run];
+            assert!(run.windows(2).all(|w| w[0] < w[1]), "{name}: {run:?}");
+        }
+        let l = layout("KRBvKR");
+        assert!(!l.has_identical_pieces());
+        let i = l
+            .encode(&Placement {
+                squares: [4, 60, 33, 7, 20],
+            })
+            .expect("legal")
+            .0;
+        assert_eq!(l.sorted_identical(i), i);
     }
 
     fn check_round_trip(name: &str, seed: &[u8]) {

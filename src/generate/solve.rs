@@ -50,6 +50,14 @@
 //!    candidates. The loop ends once a ply past `L + 1` changes nothing;
 //!    what is still unknown is a draw.
 //!
+//! Identical pieces (KRRvKR's two rooks) are not merged in the index, so
+//! each such position has an index per order of their squares. Only the
+//! index with their squares sorted is seeded and solved: every move and
+//! unmove is mapped to it ([`Layout::sorted_identical`], a few shifts), and
+//! the other orders are copied from it when the level is finalized. That
+//! halves the work of these tables (KRRvKR, KBBvKN, KNNvK*), as the seed
+//! and the plies otherwise solved every such position twice.
+//!
 //! Every pass writes each cell at most once with a value that does not
 //! depend on thread timing (a compare-and-swap decides which thread lists
 //! a new win), so the result is the same for any thread count. Quiet moves
@@ -533,6 +541,18 @@ impl Solver<'_> {
         }
     }
 
+    /// The index the passes use for the position at `index`: in tables
+    /// with identical pieces (KRRvKR's rooks), one position has an index
+    /// per order of their squares, and solving each of them would do the
+    /// same work twice (six times for three). The seed, every pass and
+    /// every move and unmove work on the index with the squares sorted
+    /// ([`Layout::sorted_identical`]); the others hold `ILLEGAL` until
+    /// [`Solver::finalize`] copies the value over.
+    #[inline]
+    fn sorted(&self, index: u64) -> u64 {
+        self.layout.sorted_identical(index)
+    }
+
     #[inline]
     fn load(&self, turn: Color, index: u64) -> Cell {
         let (level, local) = self.cells.locate(index);
@@ -641,6 +661,15 @@ impl Solver<'_> {
         let seeded = level.chunks.par_iter().try_for_each(|range| {
             self.layout
                 .try_for_each_placement(range.clone(), |index, placement| {
+                    if self.sorted(index) != index {
+                        // Another index of this position is solved (see
+                        // `Solver::sorted`); this one gets its value at the
+                        // end and stays out of every pass until then.
+                        for turn in Color::ALL {
+                            self.store(turn, index, Cell::ILLEGAL);
+                        }
+                        return Ok(());
+                    }
                     let cells = seeder.cells(&placement.squares)?;
                     for turn in Color::ALL {
                         let cell = match *cells.get(turn) {
@@ -809,7 +838,7 @@ impl Solver<'_> {
                 let mut found = false;
                 self.layout
                     .quiet_moves(&placement, TableIndex(index), winner, |next| {
-                        found = self.holds(winner.other(), next, target);
+                        found = self.holds(winner.other(), self.sorted(next), target);
                         !found
                     });
                 if found {
@@ -823,6 +852,7 @@ impl Solver<'_> {
             let placement = self.layout.decode(TableIndex(index));
             self.layout
                 .quiet_moves(&placement, TableIndex(index), winner, |pred| {
+                    let pred = self.sorted(pred);
                     if self.claim(winner, pred, Cell(k)) {
                         out.push(pred as u32);
                     }
@@ -867,7 +897,7 @@ impl Solver<'_> {
             // the cells, and the forward check skips decided positions.
             self.layout
                 .quiet_moves(&placement, TableIndex(index), loser, |pred| {
-                    self.mark(loser, pred);
+                    self.mark(loser, self.sorted(pred));
                     true
                 });
         });
@@ -926,7 +956,7 @@ impl Solver<'_> {
         let mut lost = true;
         self.layout
             .quiet_moves(&placement, TableIndex(index), loser, |next| {
-                let (_, local) = self.cells.locate(next);
+                let (_, local) = self.cells.locate(self.sorted(next));
                 lost = settled[local as usize];
                 lost
             });
@@ -949,18 +979,27 @@ impl Solver<'_> {
             .sum()
     }
 
+    /// Turn what is still unknown into draws, and give every index that
+    /// the passes skipped (see [`Solver::sorted`]) the value of its sorted
+    /// twin.
     fn finalize(&self, level: &Level) {
         level.chunks.par_iter().for_each(|range| {
             for turn in Color::ALL {
                 for index in range.clone() {
                     let cell = self.load(turn, index);
-                    let last = cell.finalize();
+                    // The twin may be finalized by another thread at the
+                    // same time: it reads the same value either way.
+                    let last = match self.sorted(index) {
+                        sorted if sorted == index => cell.finalize(),
+                        sorted => self.load(turn, sorted).finalize(),
+                    };
                     if last != cell {
                         self.store(turn, index, last);
                     }
                 }
             }
         });
+        self.publish();
     }
 }
 
@@ -1062,13 +1101,15 @@ mod tests {
 
     /// Pushing, pulling and the automatic choice between them give the
     /// same cells: on a pawnless table that the stronger side wins almost
-    /// everywhere (where `Auto` pulls), on a pawn table (levels,
+    /// everywhere (where `Auto` pulls), on one with identical pieces (only
+    /// one order of their squares solved, the others copied), on a pawn table (levels,
     /// promotions, draws), and under the 75-move rule (whose special plies
     /// go through the overflow map).
     #[test]
     fn every_direction_gives_the_same_table() {
         for (name, rule) in [
             ("KQvKR", Rule::Fifty),
+            ("KRRvK", Rule::Fifty),
             ("KRvKP", Rule::Fifty),
             ("KRvKP", Rule::SeventyFive),
         ] {
