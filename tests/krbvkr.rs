@@ -178,17 +178,18 @@ fn the_rules_nest_on_every_position() {
     let mut checked = 0u64;
     for material in materials {
         let files = [fifty, seventy_five, none].map(|tb| tb.table(&material).expect("generated"));
-        let size = files[0].layout().size();
-        checked += (0..size)
+        // Chunk by chunk, each decoded in one pass (a probe per position
+        // would decode a block per position).
+        checked += (0..files[0].chunk_count())
             .into_par_iter()
-            .map(|i| {
-                let mut n = 0u64;
-                for turn in Color::ALL {
-                    let index = TableIndex(i);
-                    let dtz = files.each_ref().map(|f| f.dtz(turn, index).expect("dtz"));
-                    let wdl = files.each_ref().map(|f| f.wdl(turn, index).expect("wdl"));
-                    check_position(material, turn, i, dtz, wdl);
-                    n += 1;
+            .map(|chunk| {
+                let entries = files.each_ref().map(|f| f.chunk_entries(chunk).expect("chunk"));
+                let (turn, range) = files[0].chunk_range(chunk);
+                let n = range.end - range.start;
+                for (k, index) in range.enumerate() {
+                    let dtz = entries.each_ref().map(|e| e[k].1);
+                    let wdl = entries.each_ref().map(|e| e[k].0);
+                    check_position(material, turn, index, dtz, wdl);
                 }
                 n
             })

@@ -192,7 +192,7 @@ extern unsigned TB_LARGEST;
  */
 bool tb_init(const char *_path);
 
-/* Release the tables (memory maps and cached blocks); TB_LARGEST becomes 0. */
+/* Release the tables (memory maps and cached pages); TB_LARGEST becomes 0. */
 void tb_free(void);
 
 /*
