@@ -129,11 +129,6 @@ impl Decoder {
         if space > 1 << MAX_CODE_LEN {
             return None;
         }
-        let mut order: Vec<u16> = (0..lengths.len())
-            .filter(|&s| lengths[s] > 0)
-            .map(|s| s as u16)
-            .collect();
-        order.sort_by_key(|&s| (lengths[usize::from(s)], s));
         let mut first = [0u32; MAX_CODE_LEN as usize + 1];
         let mut start = [0u32; MAX_CODE_LEN as usize + 1];
         let mut code = 0u32;
@@ -143,6 +138,16 @@ impl Decoder {
             start[l] = at;
             code = (code + count[l]) << 1;
             at += count[l];
+        }
+        // Symbols by (length, symbol): a counting sort, since a reader
+        // builds this on a stream's first probe.
+        let mut order = vec![0u16; at as usize];
+        let mut next = start;
+        for (symbol, &l) in lengths.iter().enumerate() {
+            if l > 0 {
+                order[next[usize::from(l)] as usize] = symbol as u16;
+                next[usize::from(l)] += 1;
+            }
         }
         let used: Vec<u32> = (1..=MAX_CODE_LEN)
             .filter(|&l| count[l as usize] > 0)
