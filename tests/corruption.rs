@@ -86,7 +86,7 @@ fn single_byte_changes_give_the_right_value_or_an_error_never_another_value() {
     let mut rng = Random(0x5eed_0014);
     let sample: Vec<(Color, u64)> = (0..10_000)
         .map(|_| {
-            let turn = if rng.next() % 2 == 0 {
+            let turn = if rng.next().is_multiple_of(2) {
                 Color::White
             } else {
                 Color::Black
@@ -98,7 +98,7 @@ fn single_byte_changes_give_the_right_value_or_an_error_never_another_value() {
 
     let (mut rejected_on_open, mut right, mut errors, mut in_blocks) = (0, 0u64, 0u64, 0);
     let mut damaged = original.clone();
-    for change in 0..1000 {
+    for change in 0..1000u32 {
         let at = rng.below(original.len());
         let flip = 1 + (rng.next() % 255) as u8;
         damaged[at] ^= flip;
@@ -139,7 +139,7 @@ fn single_byte_changes_give_the_right_value_or_an_error_never_another_value() {
                 errors += e;
             }
         }
-        if change % 20 == 0 {
+        if change.is_multiple_of(20) {
             std::fs::write(&path, &damaged).expect("write");
             let tables = Tablebase::open(dir.path(), Rule::Fifty).expect("directory");
             let pos = common::fen("8/8/8/8/8/2k5/8/KQ5r w - - 0 1");

@@ -5,7 +5,7 @@ mod common;
 use std::{path::PathBuf, sync::OnceLock};
 
 use dtz50::{
-    format::{FormatError, HEADER_LEN, Section, TRAILER_LEN, TableFile},
+    format::{FormatError, HEADER_LEN, TRAILER_LEN, TableFile},
     generate::stats,
     index::TableIndex,
     material::Material,

@@ -183,7 +183,9 @@ fn the_rules_nest_on_every_position() {
         checked += (0..files[0].chunk_count())
             .into_par_iter()
             .map(|chunk| {
-                let entries = files.each_ref().map(|f| f.chunk_entries(chunk).expect("chunk"));
+                let entries = files
+                    .each_ref()
+                    .map(|f| f.chunk_entries(chunk).expect("chunk"));
                 let (turn, range) = files[0].chunk_range(chunk);
                 let n = range.end - range.start;
                 for (k, index) in range.enumerate() {
