@@ -19,7 +19,7 @@ use std::{
     },
 };
 
-use super::reader::Source;
+use super::source::Source;
 
 /// Bytes per cached page.
 const PAGE: u64 = 4096;

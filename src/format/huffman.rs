@@ -198,11 +198,6 @@ impl Decoder {
         }
         None
     }
-
-    /// Bytes kept in memory.
-    pub(super) fn heap_bytes(&self) -> usize {
-        2 * self.symbols.len() + 4 * self.fast.len()
-    }
 }
 
 #[cfg(test)]

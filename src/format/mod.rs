@@ -97,13 +97,15 @@ mod grammar;
 mod header;
 mod huffman;
 mod reader;
+mod source;
 mod stream;
 mod writer;
 
 pub use cache::BlockCache;
 pub(crate) use codes::nibble_wdl;
 pub use header::{Header, SideStats};
-pub use reader::{PositionalFile, Source, TableFile};
+pub use reader::TableFile;
+pub use source::{PositionalFile, Source};
 pub use writer::{SolvedValues, write_table};
 
 /// First bytes of every table file.

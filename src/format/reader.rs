@@ -1,7 +1,8 @@
 //! The reader: a [`TableFile`] over any [`Source`] of bytes: memory (a
 //! `Vec` in tests, a memory map for engines) or positional reads of an
-//! open file ([`PositionalFile`], for processes that live long: a file that
-//! changes under them gives errors, never a SIGBUS), optionally through a
+//! open file ([`PositionalFile`](super::PositionalFile), for processes
+//! that live long: a file that changes under them gives errors, never a
+//! SIGBUS), optionally through a
 //! shared, bounded [`BlockCache`] of file pages. [`TableFile::new`] checks
 //! size, magic, version, length, the header's and trailer's checksums and
 //! where the streams lie (cheap); each stream's head is read and checked on
@@ -9,7 +10,7 @@
 //! module's doc); [`TableFile::verify`] checks the file's SHA-256 and
 //! decodes every block.
 
-use std::{borrow::Cow, fs::File, io, ops::Range, path::Path, sync::Arc, sync::OnceLock};
+use std::{borrow::Cow, io, ops::Range, sync::Arc, sync::OnceLock};
 
 use sha2::{Digest, Sha256};
 use shakmaty::Color;
@@ -20,6 +21,7 @@ use super::{
     codes::{MAX_DTZ_CODE, pack_nibbles, wdl_code},
     header::{Header, parse_header},
     hex,
+    source::Source,
     stream::{CRC32, StreamPlace, StreamReader},
     u16_at, u32_at, u64_at,
 };
@@ -27,67 +29,6 @@ use crate::{
     index::{Layout, TableIndex},
     value::{Dtz, Wdl},
 };
-
-/// Where a table file's bytes come from.
-pub trait Source: Send + Sync {
-    /// Total bytes.
-    fn size(&self) -> u64;
-
-    /// `len` bytes from `offset` (borrowed from memory, or read).
-    ///
-    /// # Errors
-    /// If they cannot be read (for a file: it was truncated, or the disk
-    /// failed).
-    fn read_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>>;
-}
-
-impl<D: AsRef<[u8]> + Send + Sync> Source for D {
-    fn size(&self) -> u64 {
-        self.as_ref().len() as u64
-    }
-
-    fn read_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
-        usize::try_from(offset)
-            .ok()
-            .and_then(|start| self.as_ref().get(start..start.checked_add(len)?))
-            .map(Cow::Borrowed)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))
-    }
-}
-
-/// A file read by positional reads (`pread`), never mapped: if it is
-/// truncated or rewritten while open, reads fail or see the new bytes,
-/// and the process goes on.
-#[derive(Debug)]
-pub struct PositionalFile {
-    file: File,
-    size: u64,
-}
-
-impl PositionalFile {
-    /// Open `path` for positional reads; its size is taken now.
-    ///
-    /// # Errors
-    /// If it cannot be opened.
-    pub fn open(path: &Path) -> io::Result<PositionalFile> {
-        let file = File::open(path)?;
-        let size = file.metadata()?.len();
-        Ok(PositionalFile { file, size })
-    }
-}
-
-impl Source for PositionalFile {
-    fn size(&self) -> u64 {
-        self.size
-    }
-
-    fn read_at(&self, offset: u64, len: usize) -> io::Result<Cow<'_, [u8]>> {
-        use std::os::unix::fs::FileExt;
-        let mut buffer = vec![0; len];
-        self.file.read_exact_at(&mut buffer, offset)?;
-        Ok(Cow::Owned(buffer))
-    }
-}
 
 /// A source read directly, or through a shared page cache.
 #[derive(Debug)]
@@ -118,7 +59,7 @@ struct Stream {
 }
 
 /// A table file read from a [`Source`] (a memory map, a byte vector, a
-/// [`PositionalFile`]).
+/// [`PositionalFile`](super::PositionalFile)).
 #[derive(Debug)]
 pub struct TableFile<S> {
     source: Paged<S>,
@@ -290,15 +231,6 @@ impl<S: Source> TableFile<S> {
             max,
         )?;
         Ok(stream.reader.get_or_init(|| reader))
-    }
-
-    /// Bytes kept in memory for the streams read so far (their heads).
-    pub fn heap_bytes(&self) -> usize {
-        self.streams
-            .iter()
-            .filter_map(|s| s.reader.get())
-            .map(StreamReader::heap_bytes)
-            .sum()
     }
 
     /// The WDL stored at `index` with `turn` to move.

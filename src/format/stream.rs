@@ -23,7 +23,7 @@ use super::{
     FormatError,
     grammar::{Grammar, MAX_SYMBOL_LEN},
     huffman::{Decoder, MAX_CODE_LEN, canonical_codes, code_lengths},
-    reader::Source,
+    source::Source,
     u16_at, u32_at, u64_at,
 };
 use crate::format::StreamId;
@@ -387,14 +387,6 @@ impl StreamReader {
                 .map(|_| AtomicU64::new(0))
                 .collect(),
         })
-    }
-
-    /// Bytes this reader keeps in memory.
-    pub(super) fn heap_bytes(&self) -> usize {
-        self.symbols.len() * std::mem::size_of::<Symbol>()
-            + self.decoder.heap_bytes()
-            + 4 * self.chunk_crcs.len()
-            + 8 * self.checked.len()
     }
 
     fn corrupt(&self, block: u64) -> FormatError {
