@@ -53,7 +53,8 @@ impl Grammar {
             pairs: Vec::new(),
             passes: Vec::new(),
         };
-        let mut seqs: Vec<Vec<u16>> = sample.iter().map(|s| grammar.to_terminals(s)).collect();
+        let symbol_of = grammar.symbol_of();
+        let mut seqs: Vec<Vec<u16>> = sample.iter().map(|s| to_terminals(&symbol_of, s)).collect();
         let mut lens: Vec<u32> = vec![1; grammar.terminals.len()];
         let min_count = ((MIN_PAIR_COUNT as f64 * scale).ceil() as u32).max(2);
         let mut counts: PairMap<u32> = PairMap::default();
@@ -99,18 +100,18 @@ impl Grammar {
         self.terminals.len() + self.pairs.len()
     }
 
-    /// Codes as terminal symbols (every code must be a terminal).
-    fn to_terminals(&self, codes: &[u16]) -> Vec<u16> {
+    /// Each code's terminal symbol, indexed by code.
+    fn symbol_of(&self) -> Vec<u16> {
         let max = self.terminals.last().map_or(0, |&t| usize::from(t));
         let mut symbol_of = vec![u16::MAX; max + 1];
         for (s, &t) in self.terminals.iter().enumerate() {
             symbol_of[usize::from(t)] = s as u16;
         }
-        codes.iter().map(|&c| symbol_of[usize::from(c)]).collect()
+        symbol_of
     }
 
     /// An encoder replaying this grammar's passes.
-    pub(super) fn encoder(&self) -> Encoder<'_> {
+    pub(super) fn encoder(&self) -> Encoder {
         let mut at = self.terminals.len();
         let passes = self
             .passes
@@ -123,23 +124,24 @@ impl Grammar {
             })
             .collect();
         Encoder {
-            grammar: self,
+            symbol_of: self.symbol_of(),
             passes,
         }
     }
 }
 
 /// Encodes segments of a stream with a grammar.
-pub(super) struct Encoder<'g> {
-    grammar: &'g Grammar,
+pub(super) struct Encoder {
+    /// Each code's terminal symbol.
+    symbol_of: Vec<u16>,
     /// The pairs each pass made.
     passes: Vec<PassTable>,
 }
 
-impl Encoder<'_> {
+impl Encoder {
     /// The symbols of one segment of codes.
     pub(super) fn encode(&self, codes: &[u16]) -> Vec<u16> {
-        let mut seq = self.grammar.to_terminals(codes);
+        let mut seq = to_terminals(&self.symbol_of, codes);
         for pass in &self.passes {
             replace(&mut seq, |l, r| pass.get(l, r));
         }
@@ -220,6 +222,11 @@ impl Hasher for PairHasher {
     fn write_u32(&mut self, key: u32) {
         self.0 = u64::from(key).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
+}
+
+/// Codes as terminal symbols (every code must be a terminal).
+fn to_terminals(symbol_of: &[u16], codes: &[u16]) -> Vec<u16> {
+    codes.iter().map(|&c| symbol_of[usize::from(c)]).collect()
 }
 
 fn key(l: u16, r: u16) -> u32 {

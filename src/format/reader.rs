@@ -110,24 +110,19 @@ impl<S: Source> TableFile<S> {
         }
         let trailer_at = size - TRAILER_LEN as u64;
         let trailer = read(trailer_at, TRAILER_LEN)?;
-        if CRC32.checksum(&trailer[..136]) != u32_at(&trailer, 136) {
-            let recorded = u64_at(&trailer, 128);
-            if recorded != size {
-                return Err(FormatError::Length {
-                    expected: recorded,
-                    got: size,
-                });
-            }
-            return Err(FormatError::Layout {
-                section: Section::Header,
-                reason: "trailer checksum mismatch".into(),
-            });
-        }
+        // A length that differs says truncated or extended (the trailer
+        // read is then other bytes, so its checksum fails too).
         let recorded = u64_at(&trailer, 128);
         if recorded != size {
             return Err(FormatError::Length {
                 expected: recorded,
                 got: size,
+            });
+        }
+        if CRC32.checksum(&trailer[..136]) != u32_at(&trailer, 136) {
+            return Err(FormatError::Layout {
+                section: Section::Header,
+                reason: "trailer checksum mismatch".into(),
             });
         }
         let header = parse_header(&head)?;

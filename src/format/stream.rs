@@ -491,18 +491,31 @@ impl StreamReader {
         let payload = &bytes[..bytes.len() - 2];
         let mut bit = 0usize;
         loop {
-            let (symbol, len) = self
-                .decoder
-                .decode(window(payload, bit))
-                .filter(|&(_, l)| bit + l as usize <= payload.len() * 8)
-                .ok_or_else(|| self.corrupt(block))?;
-            bit += len as usize;
-            let span = u64::from(self.symbols[usize::from(symbol)].len);
+            let (symbol, span) = self.next_symbol(payload, &mut bit, block)?;
             if offset < span {
                 return Ok(self.descend(symbol, offset as u32));
             }
             offset -= span;
         }
+    }
+
+    /// The symbol coded at `bit` of `payload` (advancing `bit` past it),
+    /// and the positions it stands for; an error if the bits are no code
+    /// or run past the payload.
+    #[inline]
+    fn next_symbol(
+        &self,
+        payload: &[u8],
+        bit: &mut usize,
+        block: u64,
+    ) -> Result<(u16, u64), FormatError> {
+        let (symbol, len) = self
+            .decoder
+            .decode(window(payload, *bit))
+            .filter(|&(_, l)| *bit + l as usize <= payload.len() * 8)
+            .ok_or_else(|| self.corrupt(block))?;
+        *bit += len as usize;
+        Ok((symbol, u64::from(self.symbols[usize::from(symbol)].len)))
     }
 
     /// The code at `offset` inside `symbol`.
@@ -544,13 +557,7 @@ impl StreamReader {
             let mut decoded = 0u64;
             let mut bit = 0usize;
             while decoded < count && out.len() < len {
-                let (symbol, l) = self
-                    .decoder
-                    .decode(window(payload, bit))
-                    .filter(|&(_, l)| bit + l as usize <= payload.len() * 8)
-                    .ok_or_else(|| self.corrupt(block))?;
-                bit += l as usize;
-                let span = u64::from(self.symbols[usize::from(symbol)].len);
+                let (symbol, span) = self.next_symbol(payload, &mut bit, block)?;
                 decoded += span;
                 if skip >= span {
                     skip -= span;
