@@ -665,14 +665,7 @@ impl Layout {
         if self.overlaps(placement) {
             return None;
         }
-        let setup = Setup {
-            board: self.board(placement),
-            turn,
-            ..Setup::empty()
-        };
-        Chess::from_setup(setup, CastlingMode::Standard)
-            .or_else(PositionError::ignore_impossible_check)
-            .ok()
+        legal_position(self.board(placement), turn)
     }
 
     /// The placement of a board whose material is exactly this table's
@@ -692,6 +685,21 @@ impl Layout {
         }
         Some(Placement { squares })
     }
+}
+
+/// The position of `board` with `turn` to move, no castling rights and no
+/// en-passant square, or `None` if it is not legal (the side not to move
+/// is in check). Checks that cannot arise in a game are accepted: tables
+/// include them.
+pub fn legal_position(board: Board, turn: Color) -> Option<Chess> {
+    let setup = Setup {
+        board,
+        turn,
+        ..Setup::empty()
+    };
+    Chess::from_setup(setup, CastlingMode::Standard)
+        .or_else(PositionError::ignore_impossible_check)
+        .ok()
 }
 
 #[cfg(test)]

@@ -22,8 +22,8 @@ use dtz50::{
 };
 use shakmaty::Color;
 
-/// The value probes compare: WDL, and DTZ.
-type Answer = Result<(i8, i16), String>;
+/// The value probes compare: WDL, and DTZ where the file keeps it.
+type Answer = Result<(i8, Option<i16>), String>;
 
 /// Probe one stored position of `file`.
 fn answer(file: &TableFile<&[u8]>, turn: Color, index: u64) -> Answer {
@@ -33,7 +33,7 @@ fn answer(file: &TableFile<&[u8]>, turn: Color, index: u64) -> Answer {
     let dtz = file
         .dtz(turn, TableIndex(index))
         .map_err(|e| e.to_string())?;
-    Ok((wdl.to_i8(), dtz.0))
+    Ok((wdl.to_i8(), dtz.map(|d| d.0)))
 }
 
 /// The positions (side to move, index) coded in the block holding byte
@@ -49,6 +49,10 @@ fn block_positions(file: &[u8], at: usize, positions: u64) -> Vec<(Color, u64)> 
         let blocks = u32_at(fields, 8) as usize;
         let head_len = u32_at(fields, 12) as usize;
         let head_offset = u64_at(fields, 16) as usize;
+        if blocks == 0 {
+            // The DTZ side the file does not keep.
+            continue;
+        }
         let block_len = (head_offset - blocks_offset) / blocks;
         if !(blocks_offset..head_offset).contains(&at) {
             continue;

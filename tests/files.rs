@@ -49,21 +49,39 @@ fn files_hold_exactly_the_solved_values() {
     assert_eq!(file.header().material, material);
     assert_eq!(file.header().rule, Rule::Fifty);
     assert_eq!(file.header().stats, stats(solved));
-    let mut compared = 0;
+    // The side whose DTZ is not kept is read by a one-ply search.
+    let tb = &tables(Rule::Fifty).1;
+    let layout = solved.layout();
+    let (mut kept, mut searched) = (0, 0);
     for turn in Color::ALL {
-        for i in 0..solved.layout().size() {
+        for i in 0..layout.size() {
             let index = TableIndex(i);
-            if let Some(dtz) = solved.dtz(turn, index) {
-                assert_eq!(file.dtz(turn, index).expect("dtz"), dtz);
-                assert_eq!(
-                    file.wdl(turn, index).expect("wdl"),
-                    Wdl::from_dtz(dtz, Rule::Fifty)
-                );
-                compared += 1;
+            let Some(dtz) = solved.dtz(turn, index) else {
+                continue;
+            };
+            assert_eq!(
+                file.wdl(turn, index).expect("wdl"),
+                Wdl::from_dtz(dtz, Rule::Fifty)
+            );
+            match file.dtz(turn, index).expect("dtz") {
+                Some(stored) => {
+                    assert_eq!(stored, dtz);
+                    kept += 1;
+                }
+                None => {
+                    assert_ne!(turn, file.dtz_side());
+                    assert_ne!(dtz, Dtz(0), "draws are kept for both sides");
+                    let pos = layout.position(&layout.decode(index), turn).expect("legal");
+                    assert_eq!(tb.probe_dtz(&pos).expect("probe"), dtz, "{turn:?} {i}");
+                    searched += 1;
+                }
             }
         }
     }
-    assert!(compared > 100_000);
+    assert!(
+        kept > 100_000 && searched > 50_000,
+        "{kept} kept, {searched} searched"
+    );
 }
 
 #[test]
@@ -106,29 +124,38 @@ fn a_flipped_byte_is_found_and_its_section_named() {
                 .expect("4"),
         ) as usize
     };
-    // A byte in the first WDL block, in the first DTZ block (Black to
-    // move), in a stream's head, in its block counts, in the header
-    // statistics, and in the file checksum.
+    // The file keeps one side's DTZ; the other DTZ place is zeros.
+    let (kept, side) = match file.dtz_side() {
+        Color::White => (2, "white"),
+        Color::Black => (3, "black"),
+    };
+    assert!(trailer[32 * (5 - kept)..][..32].iter().all(|&b| b == 0));
+    // A byte in the first WDL block, in the first DTZ block, in a stream's
+    // head, in its block counts, in the header statistics, and in the file
+    // checksum.
     let cases = [
-        (offset(0) + 3, "wdl block 0 (white to move) is corrupt"),
-        (offset(3 * 32) + 5, "dtz block 0 (black to move) is corrupt"),
+        (offset(0) + 3, "wdl block 0 (white to move) is corrupt".to_owned()),
+        (
+            offset(kept * 32) + 5,
+            format!("dtz block 0 ({side} to move) is corrupt"),
+        ),
         (
             offset(32 + 16) + 9,
-            "bad wdl section: black to move: head checksum mismatch",
+            "bad wdl section: black to move: head checksum mismatch".to_owned(),
         ),
         (
-            offset(2 * 32 + 16) + head_len(2) + 1,
-            "bad dtz section: white to move: block counts or index bytes",
+            offset(kept * 32 + 16) + head_len(kept) + 1,
+            format!("bad dtz section: {side} to move: block counts or index bytes"),
         ),
-        (60, "bad header: checksum mismatch"),
-        (len - 1, "header checksum mismatch"),
+        (60, "bad header: checksum mismatch".to_owned()),
+        (len - 1, "header checksum mismatch".to_owned()),
     ];
     for (at, expected) in cases {
         let bytes = corrupt_copy(Rule::Fifty, "KRvK", |b| b[at] ^= 0x40);
         let err = TableFile::new(bytes.as_slice())
             .and_then(|f| f.verify())
             .expect_err("corruption detected");
-        assert!(err.to_string().starts_with(expected), "byte {at}: {err}");
+        assert!(err.to_string().starts_with(&expected), "byte {at}: {err}");
     }
 }
 
@@ -168,7 +195,7 @@ fn another_version_or_rule_is_a_clear_error() {
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 9, this dtz50 reads version 3; `dtz50 generate` into its directory rebuilds it"
+        "format version 9, this dtz50 reads version 4; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[0] = b'X');
     assert!(matches!(
@@ -249,12 +276,15 @@ fn position_with_dtz(rule: Rule, name: &str, want: i16) -> Chess {
     let layout = table.layout();
     for turn in Color::ALL {
         for i in 0..layout.size() {
-            if table.dtz(turn, TableIndex(i)).ok() != Some(Dtz(want)) {
+            let Some(pos) = layout.position(&layout.decode(TableIndex(i)), turn) else {
                 continue;
-            }
-            if let Some(pos) = layout.position(&layout.decode(TableIndex(i)), turn)
-                && !pos.is_checkmate()
-            {
+            };
+            // Kept, or else found by the probe's search.
+            let dtz = match table.dtz(turn, TableIndex(i)).expect("reads") {
+                Some(dtz) => dtz,
+                None => tb.probe_dtz(&pos).expect("probe"),
+            };
+            if dtz == Dtz(want) && !pos.is_checkmate() {
                 return pos;
             }
         }

@@ -3,9 +3,14 @@
 //! One file per table, named after its material (`KRPvKR.dtz50`), holding
 //! WDL and DTZ in separate streams so that a WDL probe never touches DTZ
 //! bytes. All integers are little-endian. Positions are numbered per side
-//! to move by [`crate::index`]. The file holds four streams, each the codes
-//! of one section for one side to move, in this order: WDL with White to
-//! move, WDL with Black to move, DTZ with White, DTZ with Black.
+//! to move by [`crate::index`]. The file has four stream places, each for
+//! the codes of one section for one side to move, in this order: WDL with
+//! White to move, WDL with Black to move, DTZ with White, DTZ with Black.
+//! DTZ is kept for one side to move only, the one whose stream is smaller
+//! (White on a tie); the other DTZ place is all zeros. A reader finds the
+//! other side's DTZ by a one-ply search: each quiet move reaches the kept
+//! side, each zeroing move needs only WDL
+//! ([`crate::probe::dtz_by_moves`]).
 //!
 //! A stream is built for engines, which probe single positions at random
 //! from a cold start: its codes become symbols of a grammar (every symbol
@@ -23,7 +28,7 @@
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 160 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 3
+//!      8     2  VERSION (u16) = 4
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block (u16): WDL_BLOCK_LEN
@@ -37,7 +42,8 @@
 //!     96    56  statistics, Black to move (same layout)
 //!    152     4  reserved, zero
 //!    156     4  CRC-32C of bytes 0..156
-//! four streams, one after the other, each:
+//! three streams (WDL White, WDL Black, the kept DTZ), one after the
+//! other, each:
 //!              zero padding to a multiple of the stream's block length
 //!              blocks: B × block length bytes; a block is Huffman codes of
 //!              whole symbols, most significant bit first, zero padding,
@@ -59,9 +65,10 @@
 //!              index: ceil(N / 2^k) × (u32 block, u16 positions before
 //!                 position j·2^k in that block)
 //! trailer (TRAILER_LEN = 176 bytes, at file length - 176)
-//!      0   128  per stream, in order (32 bytes each): offset of its blocks
-//!               (u64), B (u32), head length (u32), offset of its head
-//!               (u64), end of its index (u64)
+//!      0   128  per stream place, in order (32 bytes each): offset of its
+//!               blocks (u64), B (u32), head length (u32), offset of its
+//!               head (u64), end of its index (u64); all zero for the DTZ
+//!               side not kept
 //!    128     8  file length (u64)
 //!    136     4  CRC-32C of bytes 0..136 of the trailer
 //!    140     4  reserved, zero
@@ -111,7 +118,7 @@ pub use writer::{SolvedValues, write_table};
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads.
-pub const VERSION: u16 = 3;
+pub const VERSION: u16 = 4;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block: one or two cache lines per probe.

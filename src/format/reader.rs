@@ -65,7 +65,10 @@ pub struct TableFile<S> {
     source: Paged<S>,
     header: Header,
     layout: Layout,
-    streams: [Stream; 4],
+    /// In [`StreamId::ALL`] order; one DTZ stream is absent.
+    streams: [Option<Stream>; 4],
+    /// The side to move whose DTZ is stored.
+    dtz_side: Color,
 }
 
 impl<S: Source> TableFile<S> {
@@ -139,6 +142,10 @@ impl<S: Source> TableFile<S> {
         let mut places = Vec::with_capacity(4);
         for id in StreamId::ALL {
             let at = 32 * id.slot();
+            if id.section == Section::Dtz && trailer[at..at + 32].iter().all(|&b| b == 0) {
+                places.push(None);
+                continue;
+            }
             let place = StreamPlace {
                 blocks_offset: u64_at(&trailer, at),
                 block_count: u32_at(&trailer, at + 8),
@@ -165,13 +172,23 @@ impl<S: Source> TableFile<S> {
                 });
             }
             previous_end = place.end;
-            places.push(Stream {
+            places.push(Some(Stream {
                 id,
                 place,
                 reader: OnceLock::new(),
-            });
+            }));
         }
-        let streams: [Stream; 4] = places.try_into().expect("four streams");
+        let dtz_side = match (&places[2], &places[3]) {
+            (Some(_), None) => Color::White,
+            (None, Some(_)) => Color::Black,
+            _ => {
+                return Err(FormatError::Layout {
+                    section: Section::Dtz,
+                    reason: "not exactly one side's DTZ stream".into(),
+                });
+            }
+        };
+        let streams: [Option<Stream>; 4] = places.try_into().expect("four streams");
         let cache = cache.map(|c| {
             let file = c.register();
             (c, file)
@@ -184,6 +201,7 @@ impl<S: Source> TableFile<S> {
             header,
             layout,
             streams,
+            dtz_side,
         })
     }
 
@@ -207,10 +225,20 @@ impl<S: Source> TableFile<S> {
         self.len() == 0
     }
 
+    /// The side to move whose DTZ the file stores; the other side's DTZ
+    /// is found by a one-ply search over this side's (see
+    /// [`crate::probe`]).
+    pub fn dtz_side(&self) -> Color {
+        self.dtz_side
+    }
+
     /// The reader of one stream, its head read and checked on first use.
+    /// Never called for the absent DTZ stream.
     fn stream(&self, section: Section, turn: Color) -> Result<&StreamReader, FormatError> {
         let id = StreamId { section, turn };
-        let stream = &self.streams[id.slot()];
+        let stream = self.streams[id.slot()]
+            .as_ref()
+            .expect("the stream is present");
         if let Some(reader) = stream.reader.get() {
             return Ok(reader);
         }
@@ -239,19 +267,22 @@ impl<S: Source> TableFile<S> {
         Ok(Wdl::ALL[usize::from(code)])
     }
 
-    /// The DTZ stored at `index` with `turn` to move.
+    /// The DTZ stored at `index` with `turn` to move: `None` where the
+    /// file keeps none, a win or loss with the other side than
+    /// [`TableFile::dtz_side`] to move (draws are 0 for both sides).
     ///
     /// # Errors
     /// A corrupt or unreadable block.
-    pub fn dtz(&self, turn: Color, index: TableIndex) -> Result<Dtz, FormatError> {
+    pub fn dtz(&self, turn: Color, index: TableIndex) -> Result<Option<Dtz>, FormatError> {
         let wdl = self.wdl(turn, index)?;
         let code = match wdl {
             Wdl::Draw => 0,
+            _ if turn != self.dtz_side => return Ok(None),
             _ => self
                 .stream(Section::Dtz, turn)?
                 .code_at(&self.source, index.0)?,
         };
-        Ok(self.signed_dtz(wdl, code))
+        Ok(Some(self.signed_dtz(wdl, code)))
     }
 
     /// Chunks of [`CHUNK_POSITIONS`] positions, White to move first, that
@@ -299,20 +330,31 @@ impl<S: Source> TableFile<S> {
         )
     }
 
-    /// Every position of one chunk as its stored WDL and DTZ, decoded in
-    /// one pass and not kept: for readers that go through a whole table.
+    /// Every position of one chunk as its stored WDL and DTZ (`None` as
+    /// in [`TableFile::dtz`]), decoded in one pass and not kept: for
+    /// readers that go through a whole table.
     ///
     /// # Errors
     /// A corrupt or unreadable block.
-    pub fn chunk_entries(&self, chunk: usize) -> Result<Vec<(Wdl, Dtz)>, FormatError> {
+    pub fn chunk_entries(&self, chunk: usize) -> Result<Vec<(Wdl, Option<Dtz>)>, FormatError> {
         let wdl = self.chunk_codes(Section::Wdl, chunk)?;
-        let dtz = self.chunk_codes(Section::Dtz, chunk)?;
+        let (turn, _) = self.chunk_range(chunk);
+        let dtz = if turn == self.dtz_side {
+            Some(self.chunk_codes(Section::Dtz, chunk)?)
+        } else {
+            None
+        };
         Ok(wdl
             .into_iter()
-            .zip(dtz)
-            .map(|(w, code)| {
+            .enumerate()
+            .map(|(k, w)| {
                 let wdl = Wdl::ALL[usize::from(w)];
-                (wdl, self.signed_dtz(wdl, code))
+                let dtz = match (&dtz, wdl) {
+                    (_, Wdl::Draw) => Some(Dtz(0)),
+                    (Some(codes), _) => Some(self.signed_dtz(wdl, codes[k])),
+                    (None, _) => None,
+                };
+                (wdl, dtz)
             })
             .collect())
     }
@@ -364,8 +406,9 @@ impl<S: Source> TableFile<S> {
     /// # Errors
     /// The first problem found.
     pub fn verify(&self) -> Result<(), FormatError> {
-        for id in StreamId::ALL {
-            self.stream(id.section, id.turn)?.verify(&self.source)?;
+        for stream in self.streams.iter().flatten() {
+            self.stream(stream.id.section, stream.id.turn)?
+                .verify(&self.source)?;
         }
         self.verify_checksum()
     }

@@ -55,6 +55,13 @@ pub(super) struct EncodedStream {
     pub tables: Vec<u8>,
 }
 
+impl EncodedStream {
+    /// Bytes it takes in a file.
+    pub fn file_bytes(&self) -> usize {
+        self.blocks.len() + self.head.len() + self.tables.len()
+    }
+}
+
 /// Encode a stream of `n` codes, read a range at a time by `codes(start,
 /// len)`, in blocks of `block_len` bytes.
 pub(super) fn encode_stream(

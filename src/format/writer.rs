@@ -14,7 +14,7 @@ use super::{
     Section, StreamId,
     codes::{dtz_code, wdl_code},
     header::{SideStats, header_bytes},
-    stream::{CRC32, encode_stream},
+    stream::{CRC32, EncodedStream, encode_stream},
 };
 use crate::{
     index::Layout,
@@ -59,13 +59,26 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
             stream_codes(table, id, start, len)
         })
     };
-    let streams: Vec<_> = if n <= PARALLEL_STREAMS_UP_TO {
-        StreamId::ALL.par_iter().map(|&id| encode(id)).collect()
+    let mut streams: Vec<Option<EncodedStream>> = if n <= PARALLEL_STREAMS_UP_TO {
+        StreamId::ALL
+            .par_iter()
+            .map(|&id| Some(encode(id)))
+            .collect()
     } else {
-        StreamId::ALL.iter().map(|&id| encode(id)).collect()
+        StreamId::ALL.iter().map(|&id| Some(encode(id))).collect()
     };
+    // DTZ is kept for one side to move, the one whose stream is smaller
+    // (White on a tie); readers find the other side's by a one-ply search.
+    let dtz_len = |slot: usize| streams[slot].as_ref().map_or(0, EncodedStream::file_bytes);
+    let dropped = if dtz_len(3) < dtz_len(2) { 2 } else { 3 };
+    streams[dropped] = None;
     let mut trailer = Vec::with_capacity(super::TRAILER_LEN);
     for (id, stream) in StreamId::ALL.into_iter().zip(streams) {
+        let Some(stream) = stream else {
+            // An absent stream's place is all zeros.
+            trailer.extend_from_slice(&[0; 32]);
+            continue;
+        };
         let block_len = id.block_len() as u64;
         let padding = (block_len - out.written % block_len) % block_len;
         out.write_all(&vec![0; padding as usize])?;

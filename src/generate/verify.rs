@@ -2,7 +2,10 @@
 //!
 //! [`deep_check`] does not trust the solver. It reads a table file whole
 //! into one byte per position and side ([`CellArray`]), checking on the way
-//! that the WDL and DTZ sections agree. A first pass then computes, for
+//! that the WDL and DTZ sections agree. The file keeps DTZ for one side to
+//! move; the other side's wins and losses get the DTZ their moves give
+//! over the kept side's values (what a probe's one-ply search finds),
+//! which must agree with their stored WDL. A first pass computes, for
 //! every position, what its own moves say before any quiet move is valued:
 //! legal or not, mated or stalemate, and what its best zeroing move
 //! (capture, pawn move, promotion) scores, read from the sub-table files and
@@ -103,6 +106,7 @@ pub fn deep_check(tables: &Tablebase, material: &Material) -> Result<DeepReport,
         general,
         examples: Mutex::new(Vec::new()),
     };
+    check.derive_unkept(table, &path)?;
     let counts = chunks(layout)
         .into_par_iter()
         .map(|range| check.chunk(range))
@@ -135,6 +139,8 @@ fn chunks(layout: &Layout) -> Vec<std::ops::Range<u64>> {
 /// per successor. A legal position's WDL and DTZ must agree; where they do
 /// not (or a mated position is not stored as -1), the cell holds
 /// [`Cell::UNKNOWN`] (never a stored value), so the check pass reports it.
+/// So do, for now, the wins and losses of the side whose DTZ the file does
+/// not keep ([`Check::derive_unkept`] fills them).
 fn read_stored<S: Source>(
     table: &TableFile<S>,
     path: &Path,
@@ -150,12 +156,11 @@ fn read_stored<S: Source>(
                 .map_err(|source| ProbeError::corrupt(path, source))?;
             let (turn, range) = table.chunk_range(chunk);
             for (index, (wdl, dtz)) in range.zip(entries) {
-                let consistent = Wdl::from_dtz(dtz, rule) == wdl;
-                let cell = match seeds.get(turn).load(index) {
-                    Cell::ILLEGAL => Cell::ILLEGAL,
-                    Cell::MATED if consistent && dtz == Dtz(-1) => Cell::MATED,
-                    Cell::MATED => Cell::UNKNOWN,
-                    _ if consistent => Cell::dtz(dtz),
+                let consistent = dtz.is_some_and(|dtz| Wdl::from_dtz(dtz, rule) == wdl);
+                let cell = match (seeds.get(turn).load(index), dtz) {
+                    (Cell::ILLEGAL, _) => Cell::ILLEGAL,
+                    (Cell::MATED, Some(Dtz(-1))) if consistent => Cell::MATED,
+                    (_, Some(dtz)) if consistent => Cell::dtz(dtz),
                     _ => Cell::UNKNOWN,
                 };
                 stored.get(turn).store(index, cell);
@@ -223,6 +228,51 @@ struct Check<'a> {
 }
 
 impl Check<'_> {
+    /// Fill the wins and losses of the side whose DTZ the file does not
+    /// keep with the DTZ their moves give over the kept side's stored
+    /// values, where that agrees with their stored WDL ([`Cell::UNKNOWN`]
+    /// where not, which the check pass reports).
+    fn derive_unkept<S: Source>(
+        &self,
+        table: &TableFile<S>,
+        path: &Path,
+    ) -> Result<(), ProbeError> {
+        let turn = table.dtz_side().other();
+        let chunks: Vec<usize> = (0..table.chunk_count())
+            .filter(|&chunk| table.chunk_range(chunk).0 == turn)
+            .collect();
+        let check = self;
+        chunks.into_par_iter().try_for_each(|chunk| {
+            let entries = table
+                .chunk_entries(chunk)
+                .map_err(|source| ProbeError::corrupt(path, source))?;
+            let (_, range) = table.chunk_range(chunk);
+            for (index, (wdl, dtz)) in range.zip(entries) {
+                let seed = check.seeds.get(turn).load(index);
+                if dtz.is_some() || seed == Cell::ILLEGAL {
+                    continue;
+                }
+                let placement = check.layout.decode(TableIndex(index));
+                let derived = if check.general.get(turn).binary_search(&index).is_ok() {
+                    check.through_shakmaty(&placement, turn)?
+                } else {
+                    check.by_index(&placement, index, turn, seed)
+                };
+                let cell = match derived {
+                    Some(dtz) if Wdl::from_dtz(dtz, check.rule) == wdl => match seed {
+                        Cell::MATED => Cell::MATED,
+                        _ => Cell::dtz(dtz),
+                    },
+                    _ => Cell::UNKNOWN,
+                };
+                check.stored.get(turn).store(index, cell);
+            }
+            Ok::<(), ProbeError>(())
+        })?;
+        self.stored.get(turn).publish();
+        Ok(())
+    }
+
     fn chunk(&self, range: std::ops::Range<u64>) -> Result<Counts, ProbeError> {
         let mut counts = Counts::default();
         self.layout
@@ -310,7 +360,10 @@ impl Check<'_> {
         let table = self.tables.table(&self.layout.material())?;
         let path = self.tables.path_of(&self.layout.material());
         let corrupt = |source| ProbeError::corrupt(&path, source);
-        let dtz = table.dtz(turn, TableIndex(index)).map_err(corrupt)?;
+        let dtz = table
+            .dtz(turn, TableIndex(index))
+            .map_err(corrupt)?
+            .map_or_else(|| "not kept".to_owned(), |d| d.to_string());
         let wdl = table.wdl(turn, TableIndex(index)).map_err(corrupt)?;
         let fen = self.layout.position(placement, turn).map_or_else(
             || format!("index {index} ({turn} to move)"),
@@ -380,6 +433,12 @@ mod tests {
         let file = File::create(dir.path().join("KQvK.dtz50")).expect("create");
         write_table(&table, &stats(&table), file).expect("write");
         let tables = Tablebase::open(dir.path(), Rule::Fifty).expect("open");
+        let kept = tables.table(&material).expect("written").dtz_side();
+        assert_eq!(
+            kept,
+            Color::White,
+            "the changed value is one the file keeps"
+        );
         deep_check(&tables, &material).expect("deep check runs")
     }
 

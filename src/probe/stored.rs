@@ -19,7 +19,11 @@
 //!   stored value of the same placement, unless the capture is the only
 //!   legal move, when the stored value does not apply;
 //! * [`score_move`]: a move's score by [`Dtz::of_move`], from whether it
-//!   mates, is zeroing, or is quiet.
+//!   mates, is zeroing, or is quiet;
+//! * [`dtz_by_moves`]: a position's DTZ as the best score of its moves.
+//!   Table files keep DTZ for one side to move; the other side's is found
+//!   this way, one ply deep (a quiet move reaches the side that is kept, a
+//!   zeroing move needs only WDL).
 
 use shakmaty::{Board, Chess, Color, Move, Position};
 
@@ -161,12 +165,44 @@ pub fn score_move<S: StoredValues + ?Sized>(
 ) -> Result<Dtz, ProbeError> {
     let mut after = pos.clone();
     after.play_unchecked(*mv);
-    let successor = if after.is_checkmate() {
-        Successor::Mate
-    } else if mv.is_zeroing() {
+    // A mate scores as a zeroing move into a loss, and a mated position
+    // is stored as DTZ -1: only a quiet move into -1 needs the mate test.
+    let successor = if mv.is_zeroing() {
         Successor::Zeroing(resolve_wdl(store, &after)?)
     } else {
-        Successor::Quiet(resolve_dtz(store, &after)?)
+        match resolve_dtz(store, &after)? {
+            Dtz(-1) if after.is_checkmate() => Successor::Mate,
+            dtz => Successor::Quiet(dtz),
+        }
     };
     Ok(Dtz::of_move(successor, store.rule()))
+}
+
+/// The DTZ of `pos` as the best score of its legal moves ([`score_move`],
+/// [`Dtz::prefer`]); mated -1, stalemate 0. Given the position's WDL
+/// `known` (a win), a quiet move is valued only where it reaches a loss or
+/// blessed loss, since no other quiet move can be best: this is how a file
+/// that keeps no DTZ for this side to move is read.
+///
+/// # Errors
+/// Whatever the store reports for a position a move reaches.
+pub fn dtz_by_moves<S: StoredValues + ?Sized>(
+    store: &S,
+    pos: &Chess,
+    known: Option<Wdl>,
+) -> Result<Dtz, ProbeError> {
+    let winning = known.is_some_and(|wdl| wdl > Wdl::Draw);
+    let mut best: Option<Dtz> = None;
+    for mv in &pos.legal_moves() {
+        if winning && !mv.is_zeroing() {
+            let mut after = pos.clone();
+            after.play_unchecked(*mv);
+            if resolve_wdl(store, &after)? >= Wdl::Draw {
+                continue;
+            }
+        }
+        let score = score_move(store, pos, mv)?;
+        best = Some(best.map_or(score, |b| b.prefer(score)));
+    }
+    Ok(best.unwrap_or(if pos.is_check() { Dtz(-1) } else { Dtz(0) }))
 }

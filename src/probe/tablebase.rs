@@ -37,12 +37,12 @@ use shakmaty::{Board, Chess, Color, Position};
 
 use crate::{
     format::{BlockCache, EXTENSION, FormatError, PositionalFile, Source, TableFile},
-    index::{Layout, TableIndex},
+    index::{Layout, TableIndex, legal_position},
     material::{MAX_PIECES, Material},
     mmap::map_file,
     probe::{
         IndexedValues, ProbeError, StoredValues, WdlChunks,
-        stored::{resolve_dtz, resolve_wdl},
+        stored::{dtz_by_moves, resolve_dtz, resolve_wdl},
     },
     value::{Dtz, Rule, Verdict, Wdl},
 };
@@ -503,7 +503,16 @@ impl StoredValues for Tablebase {
     }
 
     fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
-        self.stored(board, turn, TableFile::dtz)
+        let (table, table_turn, index) = self.place(board, turn)?;
+        let corrupt = |source| table.corrupt(source);
+        if let Some(dtz) = table.file.dtz(table_turn, index).map_err(corrupt)? {
+            return Ok(dtz);
+        }
+        // The file keeps DTZ for the other side to move: search one ply.
+        let wdl = table.file.wdl(table_turn, index).map_err(corrupt)?;
+        let material = table.file.layout().material();
+        let pos = legal_position(board.clone(), turn).ok_or(ProbeError::NoValue { material })?;
+        dtz_by_moves(self, &pos, Some(wdl))
     }
 
     fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
