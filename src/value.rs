@@ -232,6 +232,24 @@ impl Dtz {
         })
     }
 
+    /// The least DTZ a win of kind `wdl` can have: 1 for a win, `L + 1`
+    /// for a cursed win (a mate, or a zeroing move into a loss or blessed
+    /// loss); `None` for other values.
+    ///
+    /// ```
+    /// use dtz50::{Dtz, Rule, Wdl};
+    ///
+    /// assert_eq!(Dtz::fastest(Wdl::CursedWin, Rule::Fifty), Some(Dtz(101)));
+    /// assert_eq!(Dtz::fastest(Wdl::Loss, Rule::Fifty), None);
+    /// ```
+    pub fn fastest(wdl: Wdl, rule: Rule) -> Option<Dtz> {
+        match wdl {
+            Wdl::Win => Some(Dtz::of_move(Successor::Zeroing(Wdl::Loss), rule)),
+            Wdl::CursedWin => Some(Dtz::of_move(Successor::Zeroing(Wdl::BlessedLoss), rule)),
+            _ => None,
+        }
+    }
+
     /// The side to move's choice between two move scores: the smallest
     /// positive, else zero, else the most negative.
     pub fn prefer(self, other: Dtz) -> Dtz {

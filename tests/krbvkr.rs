@@ -167,9 +167,14 @@ fn krbvkr_longest_dtz_matches_the_published_statistics() {
     );
 }
 
+/// One index in this many is probed through the API under all three rules.
+const PROBED_EVERY: u64 = 4099;
+
 /// Invariants between the rules, on every index of every table built: of
-/// WDL everywhere, of DTZ where all three files keep it (each file keeps
-/// one side's; see the format).
+/// WDL everywhere, of DTZ where all three files keep it exactly (each file
+/// keeps one side's, and a win a zeroing move decides is found by the
+/// probe: see the format), and of DTZ through the probe API on every
+/// [`PROBED_EVERY`]th index, both sides to move.
 #[test]
 fn the_rules_nest_on_every_position() {
     let fifty = &tables(Rule::Fifty).1;
@@ -192,9 +197,20 @@ fn the_rules_nest_on_every_position() {
                 let (turn, range) = files[0].chunk_range(chunk);
                 let n = range.end - range.start;
                 let mut kept = 0;
+                let layout = files[0].layout();
                 for (k, index) in range.enumerate() {
-                    let dtz = entries.each_ref().map(|e| e[k].1);
                     let wdl = entries.each_ref().map(|e| e[k].0);
+                    let dtz = if index % PROBED_EVERY == 0
+                        && let Some(pos) = layout.position(&layout.decode(TableIndex(index)), turn)
+                    {
+                        [fifty, seventy_five, none]
+                            .map(|tb| Some(tb.probe_dtz(&pos).expect("probe")))
+                    } else {
+                        // Kept wins may be decided by a zeroing move.
+                        entries
+                            .each_ref()
+                            .map(|e| e[k].1.filter(|_| e[k].0 <= Wdl::Draw))
+                    };
                     check_position(material, turn, index, dtz, wdl);
                     kept += u64::from(dtz.iter().all(Option::is_some));
                 }
@@ -205,8 +221,8 @@ fn the_rules_nest_on_every_position() {
         with_dtz += kept;
     }
     eprintln!("rule invariants hold on {checked} cells, {with_dtz} with DTZ in all three files");
-    // Each file keeps about half its DTZ (one side, draws everywhere).
-    assert!(with_dtz > checked / 3, "{with_dtz} of {checked}");
+    // Draws, and losses of the side kept, are a good part of the cells.
+    assert!(with_dtz > checked / 4, "{with_dtz} of {checked}");
 }
 
 fn check_position(

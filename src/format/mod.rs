@@ -81,7 +81,10 @@
 //! draws come from the WDL stream, so a DTZ probe reads WDL first.
 //! "Don't care" positions take the value before them (the first cared-for
 //! value at a segment's start), which keeps runs long: illegal positions in
-//! both sections, and draws in DTZ.
+//! both sections, draws in DTZ, and in DTZ the wins that a zeroing move
+//! wins as fast as a win of their kind can be (DTZ 1, or `L + 1` for a
+//! cursed win): a reader looks for such a move before it reads the kept
+//! DTZ of a win ([`crate::probe::won_by_zeroing`]).
 //!
 //! Checks: [`TableFile::new`] checks size, magic, version, length, the
 //! header's and trailer's CRCs and where the streams lie (cheap); a

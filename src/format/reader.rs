@@ -269,7 +269,10 @@ impl<S: Source> TableFile<S> {
 
     /// The DTZ stored at `index` with `turn` to move: `None` where the
     /// file keeps none, a win or loss with the other side than
-    /// [`TableFile::dtz_side`] to move (draws are 0 for both sides).
+    /// [`TableFile::dtz_side`] to move (draws are 0 for both sides). A win
+    /// that a zeroing move wins as fast as a win of its kind can be holds
+    /// any DTZ of its kind: readers look for that move first
+    /// ([`crate::probe::won_by_zeroing`]).
     ///
     /// # Errors
     /// A corrupt or unreadable block.

@@ -35,6 +35,17 @@ pub trait SolvedValues: Sync {
     /// Each position's final DTZ with `turn` to move, in index order from
     /// `start`; `None` where there is no position (illegal placements).
     fn values_from(&self, turn: Color, start: u64) -> Box<dyn Iterator<Item = Option<Dtz>> + '_>;
+
+    /// Whether the position at `index`, a win of DTZ `dtz`, has a zeroing
+    /// move that wins as fast as a win of its kind can be
+    /// ([`Dtz::fastest`]): readers find that move first
+    /// ([`crate::probe::won_by_zeroing`]), so the file may store any DTZ
+    /// there. Answering `false` is always sound, and is what a table
+    /// without its sub-tables at hand answers.
+    fn zeroing_decides(&self, turn: Color, index: u64, dtz: Dtz) -> bool {
+        let _ = (turn, index, dtz);
+        false
+    }
 }
 
 /// Write `table` (with its `stats`) to `out` in the format above.
@@ -106,7 +117,9 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
 }
 
 /// The codes of `len` positions of one stream from `start`, with "don't
-/// care" positions taking the value before them (see the module doc).
+/// care" positions taking the value before them (see the module doc):
+/// illegal positions, draws in DTZ, and wins in DTZ that a zeroing move
+/// decides ([`SolvedValues::zeroing_decides`]).
 fn stream_codes<T: SolvedValues + ?Sized>(
     table: &T,
     id: StreamId,
@@ -117,9 +130,14 @@ fn stream_codes<T: SolvedValues + ?Sized>(
     let cared: Vec<Option<u16>> = table
         .values_from(id.turn, start)
         .take(len)
-        .map(|value| match (id.section, value) {
+        .zip(start..)
+        .map(|(value, index)| match (id.section, value) {
             (Section::Wdl, Some(dtz)) => Some(wdl_code(Wdl::from_dtz(dtz, rule))),
-            (Section::Dtz, Some(dtz)) if dtz.0 != 0 => Some(dtz_code(dtz, rule)),
+            (Section::Dtz, Some(dtz))
+                if dtz.0 != 0 && !(dtz.0 > 0 && table.zeroing_decides(id.turn, index, dtz)) =>
+            {
+                Some(dtz_code(dtz, rule))
+            }
             _ => None,
         })
         .collect();

@@ -26,6 +26,7 @@ use crate::{
     generate::{
         solve::{Progress, SolveError, SolveOptions, solve},
         stats::stats,
+        table::{Seeded, WithSubtables},
     },
     material::Material,
     probe::{ProbeError, Tablebase, open_file},
@@ -178,8 +179,13 @@ pub fn generate(
         })?;
         let stats = stats(&table);
         on_event(Event::Writing(material));
+        let store = WithSubtables {
+            table: &table,
+            subtables: &subtables,
+        };
+        let seeded = Seeded::new(&store)?;
         let bytes = write_atomically(&path, |file| {
-            write_table(&table, &stats, BufWriter::with_capacity(1 << 20, file))?
+            write_table(&seeded, &stats, BufWriter::with_capacity(1 << 20, file))?
                 .into_inner()
                 .map_err(io::IntoInnerError::into_error)
         })

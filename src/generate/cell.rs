@@ -71,6 +71,13 @@ impl Cell {
         }
     }
 
+    /// Whether this seed cell says that the position's best zeroing move
+    /// scores `win` (a positive DTZ): a final value the seed decided, or
+    /// what an unknown code says ([`Cell::zeroing_score`]).
+    pub fn zeroing_wins(self, win: Dtz, rule: Rule) -> bool {
+        self.value() == Some(win) || self.zeroing_score(rule) == Some(win)
+    }
+
     /// What an `UNKNOWN_*` code says the position's best zeroing move
     /// scores under `rule` (`None`: it has no zeroing move, or this is not
     /// an unknown code); the inverse of [`Cell::unknown_after_zeroing`].

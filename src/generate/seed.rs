@@ -91,7 +91,9 @@ pub(crate) struct Seeder<'a> {
 
 impl<'a> Seeder<'a> {
     /// A seeder for `layout`, reading destination tables (this one
-    /// included, for pawn moves) from `store`.
+    /// included, for pawn moves) from `store`, keeping the chunks of WDL it
+    /// unpacks from files until it is dropped (for passes over every
+    /// position).
     ///
     /// # Errors
     /// A destination table that `store` does not have.
@@ -99,6 +101,29 @@ impl<'a> Seeder<'a> {
         layout: &'a Layout,
         rule: Rule,
         store: &'a dyn StoredValues,
+    ) -> Result<Seeder<'a>, ProbeError> {
+        Seeder::reading(layout, rule, store, true)
+    }
+
+    /// As [`Seeder::new`], reading each destination value from files by
+    /// a probe and keeping nothing (for a few positions of a table, with
+    /// memory bounded).
+    ///
+    /// # Errors
+    /// A destination table that `store` does not have.
+    pub(crate) fn probing(
+        layout: &'a Layout,
+        rule: Rule,
+        store: &'a dyn StoredValues,
+    ) -> Result<Seeder<'a>, ProbeError> {
+        Seeder::reading(layout, rule, store, false)
+    }
+
+    fn reading(
+        layout: &'a Layout,
+        rule: Rule,
+        store: &'a dyn StoredValues,
+        keep_chunks: bool,
     ) -> Result<Seeder<'a>, ProbeError> {
         let moves = zeroing_moves(layout);
         let mut materials: Vec<Material> = moves
@@ -113,10 +138,13 @@ impl<'a> Seeder<'a> {
             .map(|material| {
                 let normalized = material.normalized();
                 let values = store.indexed(&normalized)?;
-                let kept = values.wdl_chunks().map(|source| KeptChunks {
-                    source,
-                    chunks: (0..source.chunk_count()).map(|_| OnceLock::new()).collect(),
-                });
+                let kept = values
+                    .wdl_chunks()
+                    .filter(|_| keep_chunks)
+                    .map(|source| KeptChunks {
+                        source,
+                        chunks: (0..source.chunk_count()).map(|_| OnceLock::new()).collect(),
+                    });
                 Ok(Target {
                     material,
                     flip: normalized != material,
@@ -143,13 +171,39 @@ impl<'a> Seeder<'a> {
         &self,
         squares: &[u8; MAX_PIECES],
     ) -> Result<ByColor<Option<Cell>>, ProbeError> {
+        let Some(position) = self.position(squares) else {
+            return Ok(ByColor::new_with(|_| Some(Cell::ILLEGAL)));
+        };
+        let white = position.cell(Color::White)?;
+        let black = position.cell(Color::Black)?;
+        Ok(ByColor { white, black })
+    }
+
+    /// As [`Seeder::cells`], for `turn` to move only.
+    ///
+    /// # Errors
+    /// A destination value that cannot be read.
+    pub(crate) fn cell(
+        &self,
+        squares: &[u8; MAX_PIECES],
+        turn: Color,
+    ) -> Result<Option<Cell>, ProbeError> {
+        match self.position(squares) {
+            Some(position) => position.cell(turn),
+            None => Ok(Some(Cell::ILLEGAL)),
+        }
+    }
+
+    /// The attack sets of the placement `squares`; `None` if pieces
+    /// overlap.
+    fn position<'s>(&'s self, squares: &'s [u8; MAX_PIECES]) -> Option<Position<'s, 'a>> {
         let pieces = self.layout.pieces();
         let mut occupied = Bitboard::EMPTY;
         let mut by_color = ByColor::<Bitboard>::default();
         for (piece, &sq) in pieces.iter().zip(squares) {
             let sq = Square::new(u32::from(sq));
             if occupied.contains(sq) {
-                return Ok(ByColor::new_with(|_| Some(Cell::ILLEGAL)));
+                return None;
             }
             occupied.add(sq);
             by_color.get_mut(piece.color).add(sq);
@@ -160,17 +214,14 @@ impl<'a> Seeder<'a> {
             attacks_of[slot] = attacks::attacks(Square::new(u32::from(sq)), *piece, occupied);
             *attacked_by.get_mut(piece.color) |= attacks_of[slot];
         }
-        let position = Position {
+        Some(Position {
             seeder: self,
             squares,
             occupied,
             by_color,
             attacks_of,
             attacked_by,
-        };
-        let white = position.cell(Color::White)?;
-        let black = position.cell(Color::Black)?;
-        Ok(ByColor { white, black })
+        })
     }
 
     /// The score of the zeroing move of `slot` (from `squares`) to `to`,

@@ -87,7 +87,7 @@ use crate::{
     index::{Layout, Placement, TableIndex},
     material::Material,
     mmap::{WorkArray, available_space},
-    probe::{IndexedValues, ProbeError, StoredValues, score_move},
+    probe::{IndexedValues, KeptDtz, ProbeError, StoredValues, score_move},
     value::{Dtz, Rule, Wdl},
 };
 
@@ -1059,10 +1059,10 @@ impl StoredValues for Solver<'_> {
         }
     }
 
-    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
+    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError> {
         let material = self.layout.material();
         if Material::from_board(board).normalized() != material {
-            return self.subtables.stored_dtz(board, turn);
+            return self.subtables.kept_dtz(board, turn);
         }
         let (turn, TableIndex(index)) = self
             .layout
@@ -1070,6 +1070,7 @@ impl StoredValues for Solver<'_> {
             .ok_or(ProbeError::NoValue { material })?;
         self.load(turn, index)
             .value()
+            .map(KeptDtz::Exact)
             .ok_or(ProbeError::NoValue { material })
     }
 }

@@ -1,17 +1,20 @@
 //! Solved tables held in memory: what [`solve`](crate::generate::solve)
-//! returns, and a set of them that the solver and tests read sub-table
-//! values from ([`TableSet`], a [`StoredValues`] store).
+//! returns, a set of them that the solver and tests read sub-table values
+//! from ([`TableSet`], a [`StoredValues`] store), and a solved table as the
+//! builder writes it ([`Seeded`]: with the wins its zeroing moves decide,
+//! which the file need not keep).
 
 use std::collections::HashMap;
 
-use shakmaty::{Board, Color};
+use rayon::prelude::*;
+use shakmaty::{Board, ByColor, Color};
 
 use crate::{
     format::SolvedValues,
-    generate::{cell::Cell, cells::TableCells},
+    generate::{cell::Cell, cells::TableCells, seed::Seeder},
     index::{Layout, TableIndex},
     material::Material,
-    probe::{IndexedValues, ProbeError, StoredValues},
+    probe::{IndexedValues, KeptDtz, ProbeError, StoredValues},
     value::{Dtz, Rule, Wdl},
 };
 
@@ -154,7 +157,7 @@ impl StoredValues for TableSet {
         }
     }
 
-    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
+    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError> {
         let material = Material::from_board(board).normalized();
         self.tables
             .get(&material)
@@ -163,5 +166,109 @@ impl StoredValues for TableSet {
                 dir: None,
             })?
             .stored_dtz(board, turn)
+            .map(KeptDtz::Exact)
+    }
+}
+
+/// A solved table and the tables its zeroing moves reach, as one store.
+pub(crate) struct WithSubtables<'a> {
+    /// The solved table.
+    pub table: &'a Table,
+    /// Every other table.
+    pub subtables: &'a dyn StoredValues,
+}
+
+impl StoredValues for WithSubtables<'_> {
+    fn rule(&self) -> Rule {
+        self.table.rule
+    }
+
+    fn indexed(&self, material: &Material) -> Result<&dyn IndexedValues, ProbeError> {
+        if *material == self.table.layout.material() {
+            Ok(self.table)
+        } else {
+            self.subtables.indexed(material)
+        }
+    }
+
+    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError> {
+        if Material::from_board(board).normalized() == self.table.layout.material() {
+            self.table.stored_dtz(board, turn).map(KeptDtz::Exact)
+        } else {
+            self.subtables.kept_dtz(board, turn)
+        }
+    }
+}
+
+/// A solved table as the builder writes it: its values, and which of its
+/// wins a zeroing move decides ([`SolvedValues::zeroing_decides`]), found
+/// by seeding those positions again (the solver's seed pass, on the wins
+/// that are as fast as their kind can be). The writer reads each position
+/// more than once, so the answers are computed once, up front and in
+/// parallel, one bit per position and side to move.
+pub(crate) struct Seeded<'a> {
+    table: &'a Table,
+    decided: ByColor<Vec<u64>>,
+}
+
+impl<'a> Seeded<'a> {
+    /// `store` holds the table and its sub-tables.
+    ///
+    /// # Errors
+    /// A sub-table that `store` does not have.
+    pub(crate) fn new(store: &'a WithSubtables<'a>) -> Result<Seeded<'a>, ProbeError> {
+        let table = store.table;
+        let seeder = Seeder::probing(&table.layout, table.rule, store)?;
+        let n = table.layout.size();
+        let decided = ByColor::new_with(|turn| {
+            (0..n.div_ceil(64))
+                .into_par_iter()
+                .map(|word| {
+                    (0..64)
+                        .map(|bit| word * 64 + bit)
+                        .filter(|&index| index < n && decides(table, &seeder, turn, index))
+                        .fold(0u64, |bits, index| bits | 1 << (index % 64))
+                })
+                .collect()
+        });
+        Ok(Seeded { table, decided })
+    }
+}
+
+/// Whether a zeroing move decides the position at `index`, given its DTZ:
+/// the seed's best zeroing move scores it (a final value, or what an
+/// unknown code says). A sub-table that fails to read now (it was read to
+/// solve this table) leaves the value stored.
+fn decides(table: &Table, seeder: &Seeder<'_>, turn: Color, index: u64) -> bool {
+    let rule = table.rule;
+    let Some(dtz) = table.cells.load(turn, index).value() else {
+        return false;
+    };
+    if Dtz::fastest(Wdl::from_dtz(dtz, rule), rule) != Some(dtz) {
+        return false;
+    }
+    let placement = table.layout.decode(TableIndex(index));
+    seeder
+        .cell(&placement.squares, turn)
+        .ok()
+        .flatten()
+        .is_some_and(|seed| seed.zeroing_wins(dtz, rule))
+}
+
+impl SolvedValues for Seeded<'_> {
+    fn layout(&self) -> &Layout {
+        &self.table.layout
+    }
+
+    fn rule(&self) -> Rule {
+        self.table.rule
+    }
+
+    fn values_from(&self, turn: Color, start: u64) -> Box<dyn Iterator<Item = Option<Dtz>> + '_> {
+        self.table.values_from(turn, start)
+    }
+
+    fn zeroing_decides(&self, turn: Color, index: u64, _dtz: Dtz) -> bool {
+        self.decided.get(turn)[(index / 64) as usize] & 1 << (index % 64) != 0
     }
 }

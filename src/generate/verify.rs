@@ -140,7 +140,9 @@ fn chunks(layout: &Layout) -> Vec<std::ops::Range<u64>> {
 /// not (or a mated position is not stored as -1), the cell holds
 /// [`Cell::UNKNOWN`] (never a stored value), so the check pass reports it.
 /// So do, for now, the wins and losses of the side whose DTZ the file does
-/// not keep ([`Check::derive_unkept`] fills them).
+/// not keep ([`Check::derive_unkept`] fills them). A win whose seed says a
+/// zeroing move wins it as fast as its kind can be gets that DTZ, as a
+/// probe finds it, whatever the file holds there.
 fn read_stored<S: Source>(
     table: &TableFile<S>,
     path: &Path,
@@ -156,8 +158,14 @@ fn read_stored<S: Source>(
                 .map_err(|source| ProbeError::corrupt(path, source))?;
             let (turn, range) = table.chunk_range(chunk);
             for (index, (wdl, dtz)) in range.zip(entries) {
+                let seed = seeds.get(turn).load(index);
+                let fastest = Dtz::fastest(wdl, rule);
+                let dtz = match dtz {
+                    Some(_) if fastest.is_some_and(|f| seed.zeroing_wins(f, rule)) => fastest,
+                    dtz => dtz,
+                };
                 let consistent = dtz.is_some_and(|dtz| Wdl::from_dtz(dtz, rule) == wdl);
-                let cell = match (seeds.get(turn).load(index), dtz) {
+                let cell = match (seed, dtz) {
                     (Cell::ILLEGAL, _) => Cell::ILLEGAL,
                     (Cell::MATED, Some(Dtz(-1))) if consistent => Cell::MATED,
                     (_, Some(dtz)) if consistent => Cell::dtz(dtz),

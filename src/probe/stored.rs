@@ -23,12 +23,15 @@
 //! * [`dtz_by_moves`]: a position's DTZ as the best score of its moves.
 //!   Table files keep DTZ for one side to move; the other side's is found
 //!   this way, one ply deep (a quiet move reaches the side that is kept, a
-//!   zeroing move needs only WDL).
+//!   zeroing move needs only WDL);
+//! * [`won_by_zeroing`]: a win that a zeroing move wins as fast as a win
+//!   of its kind can be ([`Dtz::fastest`]); files need not keep its DTZ,
+//!   so readers look for that move before reading the kept DTZ.
 
 use shakmaty::{Board, Chess, Color, Move, Position};
 
 use crate::{
-    index::{Layout, TableIndex},
+    index::{Layout, TableIndex, legal_position},
     material::{MAX_PIECES, Material},
     probe::ProbeError,
     value::{Dtz, Rule, Successor, Wdl},
@@ -69,6 +72,19 @@ pub trait WdlChunks: Sync {
     fn unpack_chunk(&self, chunk: usize) -> Result<Vec<u8>, ProbeError>;
 }
 
+/// What a store keeps of one position's DTZ ([`StoredValues::kept_dtz`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeptDtz {
+    /// The DTZ itself.
+    Exact(Dtz),
+    /// A win or loss (its WDL) whose DTZ is not kept: the best score of
+    /// its moves ([`dtz_by_moves`]).
+    Moves(Wdl),
+    /// A win (its WDL) whose kept DTZ holds unless a zeroing move wins as
+    /// fast as a win of its kind can be ([`won_by_zeroing`]).
+    UnlessZeroing(Wdl, Dtz),
+}
+
 /// A store of solved tables that can answer "what is stored for this
 /// placement?".
 pub trait StoredValues {
@@ -82,21 +98,48 @@ pub trait StoredValues {
     /// The rule the tables were built for.
     fn rule(&self) -> Rule;
 
-    /// The DTZ stored for `board` with `turn` to move, ignoring any
-    /// en-passant right. The board has at least three pieces.
+    /// What the store keeps of the DTZ of `board` with `turn` to move,
+    /// ignoring any en-passant right. The board has at least three pieces.
     ///
     /// # Errors
     /// [`ProbeError::MissingTable`] if the material is not in the store,
     /// [`ProbeError::NoValue`] if the placement has no final value.
-    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError>;
+    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError>;
 
-    /// The WDL stored for `board` (no en passant). Stores that keep WDL
-    /// apart (table files) answer it without reading DTZ.
+    /// The DTZ of `board` with `turn` to move, ignoring any en-passant
+    /// right: what [`StoredValues::kept_dtz`] keeps, completed where it
+    /// keeps less by a one-ply search over this store (so over every
+    /// table the store has, whichever directory holds it).
     ///
     /// # Errors
-    /// As [`StoredValues::stored_dtz`].
+    /// As [`StoredValues::kept_dtz`], for this position or one a move
+    /// reaches.
+    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
+        let pos = || {
+            legal_position(board.clone(), turn).ok_or_else(|| ProbeError::NoValue {
+                material: Material::from_board(board).normalized(),
+            })
+        };
+        match self.kept_dtz(board, turn)? {
+            KeptDtz::Exact(dtz) => Ok(dtz),
+            KeptDtz::Moves(wdl) => dtz_by_moves(self, &pos()?, Some(wdl)),
+            KeptDtz::UnlessZeroing(wdl, dtz) => {
+                Ok(won_by_zeroing(self, &pos()?, wdl)?.unwrap_or(dtz))
+            }
+        }
+    }
+
+    /// The WDL stored for `board` (no en passant): what
+    /// [`StoredValues::kept_dtz`] says, never a search. Stores that keep
+    /// WDL apart (table files) answer it without reading DTZ.
+    ///
+    /// # Errors
+    /// As [`StoredValues::kept_dtz`].
     fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
-        Ok(Wdl::from_dtz(self.stored_dtz(board, turn)?, self.rule()))
+        Ok(match self.kept_dtz(board, turn)? {
+            KeptDtz::Exact(dtz) => Wdl::from_dtz(dtz, self.rule()),
+            KeptDtz::Moves(wdl) | KeptDtz::UnlessZeroing(wdl, _) => wdl,
+        })
     }
 }
 
@@ -147,10 +190,25 @@ pub fn resolve_dtz<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<D
 /// # Errors
 /// As [`resolve_dtz`].
 pub fn resolve_wdl<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<Wdl, ProbeError> {
-    if check_probeable(pos)? > 2 && pos.en_passant_moves().is_empty() {
+    if check_probeable(pos)? == 2 {
+        return Ok(Wdl::Draw);
+    }
+    let ep_moves = pos.en_passant_moves();
+    if ep_moves.is_empty() {
         return store.stored_wdl(pos.board(), pos.turn());
     }
-    Ok(Wdl::from_dtz(resolve_dtz(store, pos)?, store.rule()))
+    // As `resolve_dtz`, on WDL alone (a position's WDL is the best of its
+    // moves'), so that no DTZ is read: a search through WDL never turns
+    // into one through DTZ.
+    let rule = store.rule();
+    let mut best = Wdl::Loss;
+    for m in &ep_moves {
+        best = best.max(Wdl::from_dtz(score_move(store, pos, m)?, rule));
+    }
+    if pos.legal_moves().len() > ep_moves.len() {
+        best = best.max(store.stored_wdl(pos.board(), pos.turn())?);
+    }
+    Ok(best)
 }
 
 /// The score of the legal move `mv` in `pos` for the side that plays it
@@ -205,4 +263,26 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
         best = Some(best.map_or(score, |b| b.prefer(score)));
     }
     Ok(best.unwrap_or(if pos.is_check() { Dtz(-1) } else { Dtz(0) }))
+}
+
+/// `pos`'s DTZ if it is a win of kind `wdl` and one of its zeroing moves
+/// wins as fast as such a win can be ([`Dtz::fastest`]); `None` otherwise.
+/// Reads WDL only.
+///
+/// # Errors
+/// Whatever the store reports for a position a move reaches.
+pub fn won_by_zeroing<S: StoredValues + ?Sized>(
+    store: &S,
+    pos: &Chess,
+    wdl: Wdl,
+) -> Result<Option<Dtz>, ProbeError> {
+    let Some(fastest) = Dtz::fastest(wdl, store.rule()) else {
+        return Ok(None);
+    };
+    for mv in &pos.legal_moves() {
+        if mv.is_zeroing() && score_move(store, pos, mv)? == fastest {
+            return Ok(Some(fastest));
+        }
+    }
+    Ok(None)
 }

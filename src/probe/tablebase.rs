@@ -37,12 +37,12 @@ use shakmaty::{Board, Chess, Color, Position};
 
 use crate::{
     format::{BlockCache, EXTENSION, FormatError, PositionalFile, Source, TableFile},
-    index::{Layout, TableIndex, legal_position},
+    index::{Layout, TableIndex},
     material::{MAX_PIECES, Material},
     mmap::map_file,
     probe::{
-        IndexedValues, ProbeError, StoredValues, WdlChunks,
-        stored::{dtz_by_moves, resolve_dtz, resolve_wdl},
+        IndexedValues, KeptDtz, ProbeError, StoredValues, WdlChunks,
+        stored::{resolve_dtz, resolve_wdl},
     },
     value::{Dtz, Rule, Verdict, Wdl},
 };
@@ -502,17 +502,29 @@ impl StoredValues for Tablebase {
         Ok(self.open_table(material)?)
     }
 
-    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
+    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError> {
         let (table, table_turn, index) = self.place(board, turn)?;
+        let file = &table.file;
         let corrupt = |source| table.corrupt(source);
-        if let Some(dtz) = table.file.dtz(table_turn, index).map_err(corrupt)? {
-            return Ok(dtz);
+        let wdl = file.wdl(table_turn, index).map_err(corrupt)?;
+        if wdl == Wdl::Draw {
+            return Ok(KeptDtz::Exact(Dtz(0)));
         }
-        // The file keeps DTZ for the other side to move: search one ply.
-        let wdl = table.file.wdl(table_turn, index).map_err(corrupt)?;
-        let material = table.file.layout().material();
-        let pos = legal_position(board.clone(), turn).ok_or(ProbeError::NoValue { material })?;
-        dtz_by_moves(self, &pos, Some(wdl))
+        if table_turn != file.dtz_side() {
+            return Ok(KeptDtz::Moves(wdl));
+        }
+        let dtz = file
+            .dtz(table_turn, index)
+            .map_err(corrupt)?
+            .expect("the side kept has a DTZ");
+        // A win stored as fast as its kind can be is that fast either way.
+        Ok(
+            if wdl > Wdl::Draw && Dtz::fastest(wdl, self.rule) != Some(dtz) {
+                KeptDtz::UnlessZeroing(wdl, dtz)
+            } else {
+                KeptDtz::Exact(dtz)
+            },
+        )
     }
 
     fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {

@@ -15,10 +15,10 @@ use std::{
 };
 
 use dtz50::{
-    Dtz, Material, ProbeError, Rule, Tablebase, Wdl,
+    Material, ProbeError, Rule, Tablebase, Wdl,
     format::{BlockCache, EXTENSION},
     material::MAX_PIECES,
-    probe::{IndexedValues, StoredValues},
+    probe::{IndexedValues, KeptDtz, StoredValues},
 };
 use shakmaty::{Board, Color};
 
@@ -140,8 +140,8 @@ impl StoredValues for Tables {
         self.rule
     }
 
-    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
-        self.base_of(board)?.stored_dtz(board, turn)
+    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError> {
+        self.base_of(board)?.kept_dtz(board, turn)
     }
 
     fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
