@@ -127,7 +127,7 @@ pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block: one or two cache lines per probe.
 pub const WDL_BLOCK_LEN: u16 = 64;
 /// Bytes per DTZ block.
-pub const DTZ_BLOCK_LEN: u16 = 256;
+pub const DTZ_BLOCK_LEN: u16 = 128;
 /// Positions per side read together by bulk readers (the solver reading a
 /// sub-table through, the deep check): see [`TableFile::chunk_entries`].
 pub const CHUNK_POSITIONS: u64 = 1 << 16;

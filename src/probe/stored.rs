@@ -238,9 +238,13 @@ pub fn score_move<S: StoredValues + ?Sized>(
 
 /// The DTZ of `pos` as the best score of its legal moves ([`score_move`],
 /// [`Dtz::prefer`]); mated -1, stalemate 0. Given the position's WDL
-/// `known` (a win), a quiet move is valued only where it reaches a loss or
-/// blessed loss, since no other quiet move can be best: this is how a file
-/// that keeps no DTZ for this side to move is read.
+/// `known`, fewer positions are read: in a win, a quiet move is valued only
+/// where it reaches a loss or blessed loss, since no other quiet move can
+/// be best; in a loss, the quiet moves' kept values are an upper bound of
+/// their true ones (a kept win that a zeroing move decides is as fast as
+/// its kind, below anything kept), so they are tried from the largest
+/// down and the first that no zeroing move decides ends the search. This
+/// is how a file that keeps no DTZ for this side to move is read.
 ///
 /// # Errors
 /// Whatever the store reports for a position a move reaches.
@@ -249,18 +253,44 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
     pos: &Chess,
     known: Option<Wdl>,
 ) -> Result<Dtz, ProbeError> {
+    let rule = store.rule();
     let winning = known.is_some_and(|wdl| wdl > Wdl::Draw);
+    let losing = known.is_some_and(|wdl| wdl < Wdl::Draw);
     let mut best: Option<Dtz> = None;
+    let mut prefer = |score: Dtz| best = Some(best.map_or(score, |b| b.prefer(score)));
+    // A loss's quiet moves into kept wins that a zeroing move may decide:
+    // (kept DTZ, WDL, position reached).
+    let mut bounded: Vec<(Dtz, Wdl, Chess)> = Vec::new();
     for mv in &pos.legal_moves() {
-        if winning && !mv.is_zeroing() {
+        if !mv.is_zeroing() && (winning || losing) {
+            // A quiet move reaches no en-passant right: what is kept is
+            // what the position reached is.
             let mut after = pos.clone();
             after.play_unchecked(*mv);
-            if resolve_wdl(store, &after)? >= Wdl::Draw {
-                continue;
+            match store.kept_dtz(after.board(), after.turn())? {
+                KeptDtz::Exact(Dtz(-1)) if after.is_checkmate() => prefer(Dtz(1)),
+                KeptDtz::Exact(dtz) if dtz.0 < 0 || losing => {
+                    prefer(Dtz::of_move(Successor::Quiet(dtz), rule));
+                }
+                KeptDtz::UnlessZeroing(wdl, kept) if losing => bounded.push((kept, wdl, after)),
+                KeptDtz::Moves(_) => prefer(score_move(store, pos, mv)?),
+                // In a win, no move into a draw or a win can be best.
+                _ => {}
             }
+            continue;
         }
-        let score = score_move(store, pos, mv)?;
-        best = Some(best.map_or(score, |b| b.prefer(score)));
+        prefer(score_move(store, pos, mv)?);
+    }
+    bounded.sort_by_key(|&(kept, _, _)| std::cmp::Reverse(kept));
+    for (kept, wdl, after) in bounded {
+        let decided = won_by_zeroing(store, &after, wdl)?;
+        prefer(Dtz::of_move(
+            Successor::Quiet(decided.unwrap_or(kept)),
+            rule,
+        ));
+        if decided.is_none() {
+            break;
+        }
     }
     Ok(best.unwrap_or(if pos.is_check() { Dtz(-1) } else { Dtz(0) }))
 }
