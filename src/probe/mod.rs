@@ -4,7 +4,8 @@
 //!   [`probe_wdl`](Tablebase::probe_wdl) (WDL with the clock at zero; reads
 //!   only the WDL section, what a search wants),
 //!   [`probe_dtz`](Tablebase::probe_dtz) (exact DTZ in plies, both sides to
-//!   move, no search), [`probe`](Tablebase::probe) and
+//!   move; a one-ply search where the file keeps the other side's DTZ),
+//!   [`probe`](Tablebase::probe) and
 //!   [`probe_with_clock`](Tablebase::probe_with_clock) (the clock question:
 //!   does the win survive the halfmove clock? exact for every clock),
 //!   [`best_moves`](Tablebase::best_moves) (root moves ranked so that a win

@@ -299,7 +299,9 @@ impl Tablebase {
         resolve_wdl(self, pos)
     }
 
-    /// Exact DTZ in plies, for either side to move, with no search.
+    /// Exact DTZ in plies, for either side to move: read from the file, or
+    /// where the file keeps the other side's DTZ, found by a one-ply search
+    /// ([`crate::probe::dtz_by_moves`]).
     ///
     /// ```
     /// use dtz50::{Dtz, Rule, Tablebase};

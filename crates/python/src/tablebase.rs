@@ -269,8 +269,8 @@ impl Tablebase {
     /// the losses). The same conventions as python-chess's ``probe_dtz``,
     /// except that dtz50 is exact: python-chess's value "can be off by one"
     /// ply because official Syzygy tables store most values in full moves;
-    /// dtz50 stores every value to the ply, for both sides to move, so this
-    /// is a lookup, never rounded. Checkmated: ``-1``; a winning zeroing
+    /// dtz50 stores every value to the ply (for one side to move, the other
+    /// found by a one-ply search), so this is never rounded. Checkmated: ``-1``; a winning zeroing
     /// move (capture, pawn move) or mate next: ``1``.
     ///
     /// :raises: as :meth:`probe_wdl`; use :meth:`get_dtz` to get ``None``
