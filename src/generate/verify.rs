@@ -249,31 +249,30 @@ impl Check<'_> {
         let chunks: Vec<usize> = (0..table.chunk_count())
             .filter(|&chunk| table.chunk_range(chunk).0 == turn)
             .collect();
-        let check = self;
         chunks.into_par_iter().try_for_each(|chunk| {
             let entries = table
                 .chunk_entries(chunk)
                 .map_err(|source| ProbeError::corrupt(path, source))?;
             let (_, range) = table.chunk_range(chunk);
             for (index, (wdl, dtz)) in range.zip(entries) {
-                let seed = check.seeds.get(turn).load(index);
+                let seed = self.seeds.get(turn).load(index);
                 if dtz.is_some() || seed == Cell::ILLEGAL {
                     continue;
                 }
-                let placement = check.layout.decode(TableIndex(index));
-                let derived = if check.general.get(turn).binary_search(&index).is_ok() {
-                    check.through_shakmaty(&placement, turn)?
+                let placement = self.layout.decode(TableIndex(index));
+                let derived = if self.general.get(turn).binary_search(&index).is_ok() {
+                    self.through_shakmaty(&placement, turn)?
                 } else {
-                    check.by_index(&placement, index, turn, seed)
+                    self.by_index(&placement, index, turn, seed)
                 };
                 let cell = match derived {
-                    Some(dtz) if Wdl::from_dtz(dtz, check.rule) == wdl => match seed {
+                    Some(dtz) if Wdl::from_dtz(dtz, self.rule) == wdl => match seed {
                         Cell::MATED => Cell::MATED,
                         _ => Cell::dtz(dtz),
                     },
                     _ => Cell::UNKNOWN,
                 };
-                check.stored.get(turn).store(index, cell);
+                self.stored.get(turn).store(index, cell);
             }
             Ok::<(), ProbeError>(())
         })?;
