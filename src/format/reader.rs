@@ -277,7 +277,20 @@ impl<S: Source> TableFile<S> {
     /// # Errors
     /// A corrupt or unreadable block.
     pub fn dtz(&self, turn: Color, index: TableIndex) -> Result<Option<Dtz>, FormatError> {
-        let wdl = self.wdl(turn, index)?;
+        self.dtz_given(turn, index, self.wdl(turn, index)?)
+    }
+
+    /// As [`TableFile::dtz`], for a caller that has read the position's
+    /// WDL already (it is not read again).
+    ///
+    /// # Errors
+    /// A corrupt or unreadable block.
+    pub fn dtz_given(
+        &self,
+        turn: Color,
+        index: TableIndex,
+        wdl: Wdl,
+    ) -> Result<Option<Dtz>, FormatError> {
         let code = match wdl {
             Wdl::Draw => 0,
             _ if turn != self.dtz_side => return Ok(None),

@@ -36,14 +36,14 @@ pub trait SolvedValues: Sync {
     /// `start`; `None` where there is no position (illegal placements).
     fn values_from(&self, turn: Color, start: u64) -> Box<dyn Iterator<Item = Option<Dtz>> + '_>;
 
-    /// Whether the position at `index`, a win of DTZ `dtz`, has a zeroing
-    /// move that wins as fast as a win of its kind can be
+    /// Whether the position at `index`, a win, has a zeroing move that
+    /// wins as fast as a win of its kind can be
     /// ([`Dtz::fastest`]): readers find that move first
     /// ([`crate::probe::won_by_zeroing`]), so the file may store any DTZ
     /// there. Answering `false` is always sound, and is what a table
     /// without its sub-tables at hand answers.
-    fn zeroing_decides(&self, turn: Color, index: u64, dtz: Dtz) -> bool {
-        let _ = (turn, index, dtz);
+    fn zeroing_decides(&self, turn: Color, index: u64) -> bool {
+        let _ = (turn, index);
         false
     }
 }
@@ -134,7 +134,7 @@ fn stream_codes<T: SolvedValues + ?Sized>(
         .map(|(value, index)| match (id.section, value) {
             (Section::Wdl, Some(dtz)) => Some(wdl_code(Wdl::from_dtz(dtz, rule))),
             (Section::Dtz, Some(dtz))
-                if dtz.0 != 0 && !(dtz.0 > 0 && table.zeroing_decides(id.turn, index, dtz)) =>
+                if dtz.0 != 0 && !(dtz.0 > 0 && table.zeroing_decides(id.turn, index)) =>
             {
                 Some(dtz_code(dtz, rule))
             }

@@ -80,6 +80,17 @@ const ROUTE_KEYS: usize = (MAX_PIECES + 1) * (PROMOTIONS.len() + 1);
 
 const PROMOTIONS: [Role; 4] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
 
+/// How a seeder reads destination tables held in files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reads {
+    /// Unpack a chunk of WDL on first use and keep it until the seeder is
+    /// dropped: for passes over every position.
+    KeepChunks,
+    /// Probe each value and keep nothing: for a few positions of a table,
+    /// with memory bounded.
+    Probe,
+}
+
 /// Computes initial cells of one table (see the module doc).
 pub(crate) struct Seeder<'a> {
     layout: &'a Layout,
@@ -91,9 +102,7 @@ pub(crate) struct Seeder<'a> {
 
 impl<'a> Seeder<'a> {
     /// A seeder for `layout`, reading destination tables (this one
-    /// included, for pawn moves) from `store`, keeping the chunks of WDL it
-    /// unpacks from files until it is dropped (for passes over every
-    /// position).
+    /// included, for pawn moves) from `store` as `reads` says.
     ///
     /// # Errors
     /// A destination table that `store` does not have.
@@ -101,29 +110,7 @@ impl<'a> Seeder<'a> {
         layout: &'a Layout,
         rule: Rule,
         store: &'a dyn StoredValues,
-    ) -> Result<Seeder<'a>, ProbeError> {
-        Seeder::reading(layout, rule, store, true)
-    }
-
-    /// As [`Seeder::new`], reading each destination value from files by
-    /// a probe and keeping nothing (for a few positions of a table, with
-    /// memory bounded).
-    ///
-    /// # Errors
-    /// A destination table that `store` does not have.
-    pub(crate) fn probing(
-        layout: &'a Layout,
-        rule: Rule,
-        store: &'a dyn StoredValues,
-    ) -> Result<Seeder<'a>, ProbeError> {
-        Seeder::reading(layout, rule, store, false)
-    }
-
-    fn reading(
-        layout: &'a Layout,
-        rule: Rule,
-        store: &'a dyn StoredValues,
-        keep_chunks: bool,
+        reads: Reads,
     ) -> Result<Seeder<'a>, ProbeError> {
         let moves = zeroing_moves(layout);
         let mut materials: Vec<Material> = moves
@@ -140,7 +127,7 @@ impl<'a> Seeder<'a> {
                 let values = store.indexed(&normalized)?;
                 let kept = values
                     .wdl_chunks()
-                    .filter(|_| keep_chunks)
+                    .filter(|_| reads == Reads::KeepChunks)
                     .map(|source| KeptChunks {
                         source,
                         chunks: (0..source.chunk_count()).map(|_| OnceLock::new()).collect(),

@@ -11,7 +11,11 @@ use shakmaty::{Board, ByColor, Color};
 
 use crate::{
     format::SolvedValues,
-    generate::{cell::Cell, cells::TableCells, seed::Seeder},
+    generate::{
+        cell::Cell,
+        cells::TableCells,
+        seed::{Reads, Seeder},
+    },
     index::{Layout, TableIndex},
     material::Material,
     probe::{IndexedValues, KeptDtz, ProbeError, StoredValues},
@@ -218,7 +222,7 @@ impl<'a> Seeded<'a> {
     /// A sub-table that `store` does not have.
     pub(crate) fn new(store: &'a WithSubtables<'a>) -> Result<Seeded<'a>, ProbeError> {
         let table = store.table;
-        let seeder = Seeder::probing(&table.layout, table.rule, store)?;
+        let seeder = Seeder::new(&table.layout, table.rule, store, Reads::Probe)?;
         let n = table.layout.size();
         let decided = ByColor::new_with(|turn| {
             (0..n.div_ceil(64))
@@ -268,7 +272,7 @@ impl SolvedValues for Seeded<'_> {
         self.table.values_from(turn, start)
     }
 
-    fn zeroing_decides(&self, turn: Color, index: u64, _dtz: Dtz) -> bool {
+    fn zeroing_decides(&self, turn: Color, index: u64) -> bool {
         self.decided.get(turn)[(index / 64) as usize] & 1 << (index % 64) != 0
     }
 }

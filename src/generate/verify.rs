@@ -33,7 +33,12 @@ use shakmaty::{ByColor, Chess, Color, Position};
 
 use crate::{
     format::{Source, TableFile},
-    generate::{cell::Cell, cells::CellArray, seed::Seeder, solve::CHUNK},
+    generate::{
+        cell::Cell,
+        cells::CellArray,
+        seed::{Reads, Seeder},
+        solve::CHUNK,
+    },
     index::{Layout, Placement, TableIndex},
     material::Material,
     mmap::WorkArray,
@@ -190,7 +195,7 @@ fn seed(
     layout: &Layout,
     seeds: &ByColor<CellArray>,
 ) -> Result<ByColor<Vec<u64>>, ProbeError> {
-    let seeder = Seeder::new(layout, tables.rule(), tables)?;
+    let seeder = Seeder::new(layout, tables.rule(), tables, Reads::KeepChunks)?;
     let parts = chunks(layout)
         .into_par_iter()
         .map(|range| -> Result<ByColor<Vec<u64>>, ProbeError> {

@@ -509,22 +509,14 @@ impl StoredValues for Tablebase {
         let file = &table.file;
         let corrupt = |source| table.corrupt(source);
         let wdl = file.wdl(table_turn, index).map_err(corrupt)?;
-        if wdl == Wdl::Draw {
-            return Ok(KeptDtz::Exact(Dtz(0)));
-        }
-        if table_turn != file.dtz_side() {
-            return Ok(KeptDtz::Moves(wdl));
-        }
-        let dtz = file
-            .dtz(table_turn, index)
-            .map_err(corrupt)?
-            .expect("the side kept has a DTZ");
-        // A win stored as fast as its kind can be is that fast either way.
         Ok(
-            if wdl > Wdl::Draw && Dtz::fastest(wdl, self.rule) != Some(dtz) {
-                KeptDtz::UnlessZeroing(wdl, dtz)
-            } else {
-                KeptDtz::Exact(dtz)
+            match file.dtz_given(table_turn, index, wdl).map_err(corrupt)? {
+                None => KeptDtz::Moves(wdl),
+                // A win stored as fast as its kind can be is that fast either way.
+                Some(dtz) if wdl > Wdl::Draw && Dtz::fastest(wdl, self.rule) != Some(dtz) => {
+                    KeptDtz::UnlessZeroing(wdl, dtz)
+                }
+                Some(dtz) => KeptDtz::Exact(dtz),
             },
         )
     }
