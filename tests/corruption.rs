@@ -28,10 +28,10 @@ type Answer = Result<(i8, Option<i16>), String>;
 /// Probe one stored position of `file`.
 fn answer(file: &TableFile<&[u8]>, turn: Color, index: u64) -> Answer {
     let wdl = file
-        .wdl(turn, TableIndex(index))
+        .kept_wdl(turn, TableIndex(index))
         .map_err(|e| e.to_string())?;
     let dtz = file
-        .dtz(turn, TableIndex(index))
+        .dtz_given(turn, TableIndex(index), wdl)
         .map_err(|e| e.to_string())?;
     Ok((wdl.to_i8(), dtz.map(|d| d.0)))
 }

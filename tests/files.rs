@@ -49,46 +49,50 @@ fn files_hold_exactly_the_solved_values() {
     assert_eq!(file.header().material, material);
     assert_eq!(file.header().rule, Rule::Fifty);
     assert_eq!(file.header().stats, stats(solved));
-    // The side whose DTZ is not kept is read by a one-ply search, and a
-    // kept win that a zeroing move decides by finding that move.
+    // The side whose DTZ is not kept is read by a one-ply search, a kept
+    // win that a zeroing move decides by finding that move, and a WDL kept
+    // lower than it is by the best capture.
     let tb = &tables(Rule::Fifty).1;
     let layout = solved.layout();
-    let (mut kept, mut decided, mut searched) = (0, 0, 0);
+    let (mut kept, mut decided, mut searched, mut raised) = (0, 0, 0, 0);
     for turn in Color::ALL {
         for i in 0..layout.size() {
             let index = TableIndex(i);
             let Some(dtz) = solved.dtz(turn, index) else {
                 continue;
             };
-            assert_eq!(
-                file.wdl(turn, index).expect("wdl"),
-                Wdl::from_dtz(dtz, Rule::Fifty)
-            );
-            match file.dtz(turn, index).expect("dtz") {
+            let probe = || layout.position(&layout.decode(index), turn).expect("legal");
+            let wdl = Wdl::from_dtz(dtz, Rule::Fifty);
+            let kept_wdl = file.kept_wdl(turn, index).expect("wdl");
+            if kept_wdl != wdl {
+                assert!(
+                    kept_wdl < wdl,
+                    "{turn:?} {i}: kept {kept_wdl:?} above {wdl:?}"
+                );
+                assert_eq!(tb.probe_wdl(&probe()).expect("probe"), wdl, "{turn:?} {i}");
+                raised += 1;
+            }
+            match file.dtz_given(turn, index, wdl).expect("dtz") {
                 Some(stored) if stored == dtz => kept += 1,
                 Some(_) => {
                     // A win that a zeroing move decides: the probe finds it.
-                    assert_eq!(
-                        Dtz::fastest(Wdl::from_dtz(dtz, Rule::Fifty), Rule::Fifty),
-                        Some(dtz)
-                    );
-                    let pos = layout.position(&layout.decode(index), turn).expect("legal");
-                    assert_eq!(tb.probe_dtz(&pos).expect("probe"), dtz, "{turn:?} {i}");
+                    assert_eq!(Dtz::fastest(wdl, Rule::Fifty), Some(dtz));
+                    assert_eq!(tb.probe_dtz(&probe()).expect("probe"), dtz, "{turn:?} {i}");
                     decided += 1;
                 }
                 None => {
                     assert_ne!(turn, file.dtz_side());
                     assert_ne!(dtz, Dtz(0), "draws are kept for both sides");
-                    let pos = layout.position(&layout.decode(index), turn).expect("legal");
-                    assert_eq!(tb.probe_dtz(&pos).expect("probe"), dtz, "{turn:?} {i}");
+                    assert_eq!(tb.probe_dtz(&probe()).expect("probe"), dtz, "{turn:?} {i}");
                     searched += 1;
                 }
             }
         }
     }
+    eprintln!("{kept} kept, {decided} decided, {searched} searched, {raised} raised");
     assert!(
-        kept > 50_000 && decided > 10_000 && searched > 40_000,
-        "{kept} kept, {decided} decided by a zeroing move, {searched} searched"
+        kept > 50_000 && decided > 10_000 && searched > 40_000 && raised > 1_000,
+        "{kept} kept, {decided} decided by a zeroing move, {searched} searched, {raised} raised by a capture"
     );
 }
 
@@ -206,7 +210,7 @@ fn another_version_or_rule_is_a_clear_error() {
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 9, this dtz50 reads version 4; `dtz50 generate` into its directory rebuilds it"
+        "format version 9, this dtz50 reads version 5; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[0] = b'X');
     assert!(matches!(
@@ -290,11 +294,7 @@ fn position_with_dtz(rule: Rule, name: &str, want: i16) -> Chess {
             let Some(pos) = layout.position(&layout.decode(TableIndex(i)), turn) else {
                 continue;
             };
-            // Kept, or else found by the probe's search.
-            let dtz = match table.dtz(turn, TableIndex(i)).expect("reads") {
-                Some(dtz) => dtz,
-                None => tb.probe_dtz(&pos).expect("probe"),
-            };
+            let dtz = tb.probe_dtz(&pos).expect("probe");
             if dtz == Dtz(want) && !pos.is_checkmate() {
                 return pos;
             }
@@ -424,8 +424,8 @@ fn positional_reads_survive_a_file_truncated_while_open() {
     let source = PositionalFile::open(&path).expect("open");
     let file = TableFile::with_cache(source, cache.clone()).expect("valid");
     let at = TableIndex(1000);
-    let wdl = file.wdl(Color::White, at).expect("whole file");
-    let dtz = file.dtz(Color::White, at).expect("whole file");
+    let wdl = file.kept_wdl(Color::White, at).expect("whole file");
+    let dtz = file.dtz_given(Color::White, at, wdl).expect("whole file");
 
     std::fs::OpenOptions::new()
         .write(true)
@@ -433,7 +433,7 @@ fn positional_reads_survive_a_file_truncated_while_open() {
         .expect("open")
         .set_len(HEADER_LEN as u64 + 10)
         .expect("truncate");
-    let err = file.wdl(Color::White, at).expect_err("truncated");
+    let err = file.kept_wdl(Color::White, at).expect_err("truncated");
     assert!(matches!(err, FormatError::Read { .. }), "{err}");
     let cause = std::error::Error::source(&err).expect("the read error");
     let io = cause
@@ -442,8 +442,9 @@ fn positional_reads_survive_a_file_truncated_while_open() {
     assert_eq!(io.kind(), std::io::ErrorKind::UnexpectedEof);
 
     std::fs::write(&path, &bytes).expect("restore in place");
-    assert_eq!(file.wdl(Color::White, at).expect("whole again"), wdl);
-    assert_eq!(file.dtz(Color::White, at).expect("whole again"), dtz);
+    assert_eq!(file.kept_wdl(Color::White, at).expect("whole again"), wdl);
+    let again = file.dtz_given(Color::White, at, wdl).expect("whole again");
+    assert_eq!(again, dtz);
     assert_eq!(cache.bytes(), 0);
 
     // Through the facade, with a bound: every value agrees with the map.

@@ -11,6 +11,7 @@ mod common;
 use std::sync::OnceLock;
 
 use dtz50::{
+    generate::FileValues,
     index::TableIndex,
     material::Material,
     probe::Tablebase,
@@ -138,12 +139,12 @@ fn compare_every(
             let index = TableIndex(i);
             let placement = layout.decode(index);
             for turn in Color::ALL {
-                if !table.wdl(turn, index).is_ok_and(&select) {
-                    continue;
-                }
                 let Some(pos) = layout.position(&placement, turn) else {
                     continue;
                 };
+                if !ours.probe_wdl(&pos).is_ok_and(&select) {
+                    continue;
+                }
                 compared += 1;
                 if !common::matches_syzygy(ours, syzygy, &pos) {
                     mismatches += 1;
@@ -185,19 +186,18 @@ fn the_rules_nest_on_every_position() {
     let mut checked = 0u64;
     let mut with_dtz = 0u64;
     for material in materials {
-        let files = [fifty, seventy_five, none].map(|tb| tb.table(&material).expect("generated"));
+        let files = [fifty, seventy_five, none]
+            .map(|tb| FileValues::new(tb, &material).expect("generated"));
         // Chunk by chunk, each decoded in one pass (a probe per position
         // would decode a block per position).
-        let (cells, kept) = (0..files[0].chunk_count())
+        let (cells, kept) = (0..files[0].file().chunk_count())
             .into_par_iter()
             .map(|chunk| {
-                let entries = files
-                    .each_ref()
-                    .map(|f| f.chunk_entries(chunk).expect("chunk"));
-                let (turn, range) = files[0].chunk_range(chunk);
+                let entries = files.each_ref().map(|f| f.chunk(chunk).expect("chunk"));
+                let (turn, range) = files[0].file().chunk_range(chunk);
                 let n = range.end - range.start;
                 let mut kept = 0;
-                let layout = files[0].layout();
+                let layout = files[0].file().layout();
                 for (k, index) in range.enumerate() {
                     let wdl = entries.each_ref().map(|e| e[k].0);
                     let dtz = if index % PROBED_EVERY == 0

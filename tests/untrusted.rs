@@ -59,8 +59,10 @@ fn read_everything(bytes: Vec<u8>, tally: &mut Tally) -> Option<()> {
         'probe: for turn in Color::ALL {
             for index in 0..positions {
                 let index = TableIndex(index);
-                errors += u64::from(table.wdl(turn, index).is_err());
-                errors += u64::from(table.dtz(turn, index).is_err());
+                match table.kept_wdl(turn, index) {
+                    Ok(wdl) => errors += u64::from(table.dtz_given(turn, index, wdl).is_err()),
+                    Err(_) => errors += 2,
+                }
                 if errors >= MAX_ERRORS {
                     break 'probe;
                 }

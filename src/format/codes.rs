@@ -36,3 +36,10 @@ pub(super) fn pack_nibbles(codes: &[u16]) -> Vec<u8> {
 pub(crate) fn nibble_wdl(pairs: &[u8], offset: usize) -> Wdl {
     Wdl::ALL[usize::from((pairs[offset / 2] >> (4 * (offset % 2))) & 0xf)]
 }
+
+/// Overwrite the WDL at `offset` of a block kept two codes per byte.
+pub(crate) fn set_nibble_wdl(pairs: &mut [u8], offset: usize, wdl: Wdl) {
+    let shift = 4 * (offset % 2);
+    let byte = &mut pairs[offset / 2];
+    *byte = (*byte & !(0xf << shift)) | (wdl_code(wdl) as u8) << shift;
+}

@@ -28,7 +28,7 @@
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 160 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 4
+//!      8     2  VERSION (u16) = 5
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block (u16): WDL_BLOCK_LEN
@@ -84,7 +84,12 @@
 //! both sections, draws in DTZ, and in DTZ the wins that a zeroing move
 //! wins as fast as a win of their kind can be (DTZ 1, or `L + 1` for a
 //! cursed win): a reader looks for such a move before it reads the kept
-//! DTZ of a win ([`crate::probe::won_by_zeroing`]).
+//! DTZ of a win ([`crate::probe::won_by_zeroing`]). In WDL, a position
+//! whose best capture reaches its value may hold any value up to it, as in
+//! Syzygy's files: it takes the value before it if that is no higher, and
+//! a reader takes the better of the stored value and the best capture
+//! ([`crate::probe::best_capture`]); the DTZ codes' sign and offset come
+//! from that WDL, not the stored one.
 //!
 //! Checks: [`TableFile::new`] checks size, magic, version, length, the
 //! header's and trailer's CRCs and where the streams lie (cheap); a
@@ -112,7 +117,7 @@ mod stream;
 mod writer;
 
 pub use cache::BlockCache;
-pub(crate) use codes::nibble_wdl;
+pub(crate) use codes::{nibble_wdl, set_nibble_wdl};
 pub use header::{Header, SideStats};
 pub use reader::TableFile;
 pub use source::{PositionalFile, Source};
@@ -121,7 +126,7 @@ pub use writer::{SolvedValues, write_table};
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads.
-pub const VERSION: u16 = 4;
+pub const VERSION: u16 = 5;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block: one or two cache lines per probe.
@@ -129,7 +134,7 @@ pub const WDL_BLOCK_LEN: u16 = 64;
 /// Bytes per DTZ block.
 pub const DTZ_BLOCK_LEN: u16 = 128;
 /// Positions per side read together by bulk readers (the solver reading a
-/// sub-table through, the deep check): see [`TableFile::chunk_entries`].
+/// sub-table through, the deep check): see [`TableFile::chunk_wdl`].
 pub const CHUNK_POSITIONS: u64 = 1 << 16;
 /// File name extension of table files.
 pub const EXTENSION: &str = "dtz50";

@@ -256,32 +256,28 @@ impl<S: Source> TableFile<S> {
         Ok(stream.reader.get_or_init(|| reader))
     }
 
-    /// The WDL stored at `index` with `turn` to move.
+    /// The WDL kept at `index` with `turn` to move: the position's WDL,
+    /// or where one of its captures reaches that value, anything up to it
+    /// (a reader takes the better of this and the best capture: see
+    /// [`crate::probe::best_capture`]).
     ///
     /// # Errors
     /// A corrupt or unreadable block.
-    pub fn wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, FormatError> {
+    pub fn kept_wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, FormatError> {
         let code = self
             .stream(Section::Wdl, turn)?
             .code_at(&self.source, index.0)?;
         Ok(Wdl::ALL[usize::from(code)])
     }
 
-    /// The DTZ stored at `index` with `turn` to move: `None` where the
-    /// file keeps none, a win or loss with the other side than
+    /// The DTZ stored at `index` with `turn` to move, given the position's
+    /// WDL `wdl` (not what [`TableFile::kept_wdl`] keeps, which may be
+    /// less: the codes' sign and offset come from the WDL): `None` where
+    /// the file keeps none, a win or loss with the other side than
     /// [`TableFile::dtz_side`] to move (draws are 0 for both sides). A win
     /// that a zeroing move wins as fast as a win of its kind can be holds
     /// any DTZ of its kind: readers look for that move first
     /// ([`crate::probe::won_by_zeroing`]).
-    ///
-    /// # Errors
-    /// A corrupt or unreadable block.
-    pub fn dtz(&self, turn: Color, index: TableIndex) -> Result<Option<Dtz>, FormatError> {
-        self.dtz_given(turn, index, self.wdl(turn, index)?)
-    }
-
-    /// As [`TableFile::dtz`], for a caller that has read the position's
-    /// WDL already (it is not read again).
     ///
     /// # Errors
     /// A corrupt or unreadable block.
@@ -302,7 +298,7 @@ impl<S: Source> TableFile<S> {
     }
 
     /// Chunks of [`CHUNK_POSITIONS`] positions, White to move first, that
-    /// bulk readers go through (see [`TableFile::chunk_entries`]).
+    /// bulk readers go through (see [`TableFile::chunk_wdl`]).
     pub fn chunk_count(&self) -> usize {
         2 * self.chunks_per_side()
     }
@@ -346,31 +342,39 @@ impl<S: Source> TableFile<S> {
         )
     }
 
-    /// Every position of one chunk as its stored WDL and DTZ (`None` as
-    /// in [`TableFile::dtz`]), decoded in one pass and not kept: for
+    /// Every position of one chunk as its kept WDL (as
+    /// [`TableFile::kept_wdl`]), decoded in one pass and not kept: for
     /// readers that go through a whole table.
     ///
     /// # Errors
     /// A corrupt or unreadable block.
-    pub fn chunk_entries(&self, chunk: usize) -> Result<Vec<(Wdl, Option<Dtz>)>, FormatError> {
-        let wdl = self.chunk_codes(Section::Wdl, chunk)?;
+    pub fn chunk_wdl(&self, chunk: usize) -> Result<Vec<Wdl>, FormatError> {
+        let codes = self.chunk_codes(Section::Wdl, chunk)?;
+        Ok(codes
+            .into_iter()
+            .map(|w| Wdl::ALL[usize::from(w)])
+            .collect())
+    }
+
+    /// Every position of one chunk as its DTZ (`None` as in
+    /// [`TableFile::dtz_given`]), given the positions' WDL in order.
+    ///
+    /// # Errors
+    /// A corrupt or unreadable block.
+    pub fn chunk_dtz(&self, chunk: usize, wdl: &[Wdl]) -> Result<Vec<Option<Dtz>>, FormatError> {
         let (turn, _) = self.chunk_range(chunk);
-        let dtz = if turn == self.dtz_side {
+        let codes = if turn == self.dtz_side {
             Some(self.chunk_codes(Section::Dtz, chunk)?)
         } else {
             None
         };
         Ok(wdl
-            .into_iter()
+            .iter()
             .enumerate()
-            .map(|(k, w)| {
-                let wdl = Wdl::ALL[usize::from(w)];
-                let dtz = match (&dtz, wdl) {
-                    (_, Wdl::Draw) => Some(Dtz(0)),
-                    (Some(codes), _) => Some(self.signed_dtz(wdl, codes[k])),
-                    (None, _) => None,
-                };
-                (wdl, dtz)
+            .map(|(k, &wdl)| match (&codes, wdl) {
+                (_, Wdl::Draw) => Some(Dtz(0)),
+                (Some(codes), _) => Some(self.signed_dtz(wdl, codes[k])),
+                (None, _) => None,
             })
             .collect())
     }

@@ -46,6 +46,26 @@ pub trait SolvedValues: Sync {
         let _ = (turn, index);
         false
     }
+
+    /// Whether the best capture of the position at `index` gives the side
+    /// to move the position's WDL: readers find it by a capture search
+    /// ([`crate::probe::best_capture`]), so the file may store any WDL up
+    /// to it. Answering `false` is always sound.
+    fn capture_reaches(&self, turn: Color, index: u64) -> bool {
+        let _ = (turn, index);
+        false
+    }
+}
+
+/// What a position's stored code may be.
+#[derive(Clone, Copy)]
+enum Wanted {
+    /// This code.
+    Exactly(u16),
+    /// This code or any below it (a WDL that a capture reaches).
+    AtMost(u16),
+    /// Any code ("don't care").
+    Any,
 }
 
 /// Write `table` (with its `stats`) to `out` in the format above.
@@ -119,7 +139,9 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
 /// The codes of `len` positions of one stream from `start`, with "don't
 /// care" positions taking the value before them (see the module doc):
 /// illegal positions, draws in DTZ, and wins in DTZ that a zeroing move
-/// decides ([`SolvedValues::zeroing_decides`]).
+/// decides ([`SolvedValues::zeroing_decides`]); a WDL that a capture
+/// reaches ([`SolvedValues::capture_reaches`]) takes the value before it if
+/// that is no higher, else its own.
 fn stream_codes<T: SolvedValues + ?Sized>(
     table: &T,
     id: StreamId,
@@ -127,33 +149,45 @@ fn stream_codes<T: SolvedValues + ?Sized>(
     len: usize,
 ) -> Vec<u16> {
     let rule = table.rule();
-    let cared: Vec<Option<u16>> = table
+    let wanted: Vec<Wanted> = table
         .values_from(id.turn, start)
         .take(len)
         .zip(start..)
         .map(|(value, index)| match (id.section, value) {
-            (Section::Wdl, Some(dtz)) => Some(wdl_code(Wdl::from_dtz(dtz, rule))),
+            (Section::Wdl, Some(dtz)) => {
+                let wdl = Wdl::from_dtz(dtz, rule);
+                if table.capture_reaches(id.turn, index) {
+                    Wanted::AtMost(wdl_code(wdl))
+                } else {
+                    Wanted::Exactly(wdl_code(wdl))
+                }
+            }
             (Section::Dtz, Some(dtz))
                 if dtz.0 != 0 && !(dtz.0 > 0 && table.zeroing_decides(id.turn, index)) =>
             {
-                Some(dtz_code(dtz, rule))
+                Wanted::Exactly(dtz_code(dtz, rule))
             }
-            _ => None,
+            _ => Wanted::Any,
         })
         .collect();
-    let mut previous = cared
+    let mut previous = wanted
         .iter()
-        .flatten()
-        .next()
-        .copied()
+        .find_map(|w| match *w {
+            Wanted::Exactly(code) => Some(code),
+            _ => None,
+        })
         .unwrap_or(match id.section {
             Section::Wdl => wdl_code(Wdl::Draw),
             _ => 1,
         });
-    cared
+    wanted
         .into_iter()
-        .map(|code| {
-            previous = code.unwrap_or(previous);
+        .map(|wanted| {
+            previous = match wanted {
+                Wanted::Exactly(code) => code,
+                Wanted::AtMost(code) => previous.min(code),
+                Wanted::Any => previous,
+            };
             previous
         })
         .collect()

@@ -8,7 +8,9 @@
 //!   moves; `cells` and `cell`: the one-byte work arrays and their codes);
 //! * [`stats()`] — counts and longest DTZ of a solved table;
 //! * [`deep_check`] — recompute every position of a finished file from its
-//!   successors (module `verify`).
+//!   successors (module `verify`);
+//! * [`FileValues`] — a file's values a chunk at a time as a probe finds
+//!   them, its kept WDL raised by the best capture (module `values`).
 
 mod builder;
 mod cell;
@@ -17,10 +19,12 @@ mod seed;
 mod solve;
 mod stats;
 mod table;
+mod values;
 mod verify;
 
 pub use builder::{Event, GenerateError, GenerateOptions, Summary, generate};
 pub use solve::{Direction, Progress, SolveError, SolveOptions, solve};
 pub use stats::stats;
 pub use table::{Table, TableSet};
+pub use values::FileValues;
 pub use verify::{DeepReport, MAX_REPORTED, SAMPLE_EVERY, deep_check};

@@ -20,7 +20,7 @@ use shakmaty::{Bitboard, ByColor, Color, Piece, Rank, Role, Square, attacks};
 use std::sync::OnceLock;
 
 use crate::{
-    format::nibble_wdl,
+    format::{nibble_wdl, set_nibble_wdl},
     generate::cell::Cell,
     index::{Layout, Placement, TableIndex},
     material::{MAX_PIECES, Material},
@@ -36,10 +36,34 @@ struct Target<'a> {
     flip: bool,
     /// The destination table.
     values: &'a dyn IndexedValues,
-    /// For a table read from a file: the chunks this seeder unpacked,
-    /// freed with it (a 5-piece table reached by promotions is read
-    /// through once per level, and need not stay in memory after).
+    /// For a table that keeps lower bounds that a capture may raise
+    /// (files: [`IndexedValues::capture_bounded`]): the captures of its
+    /// positions, which raise a value read there to the exact one.
+    resolver: Option<Box<Seeder<'a>>>,
+    /// For a table read from a file: the chunks this seeder unpacked (and
+    /// raised by `resolver`), freed with it (a 5-piece table reached by
+    /// promotions is read through once per level, and need not stay in
+    /// memory after).
     kept: Option<KeptChunks<'a>>,
+}
+
+impl Target<'_> {
+    /// The exact WDL at `index` (`placement`) with `turn` to move.
+    fn wdl(
+        &self,
+        turn: Color,
+        index: TableIndex,
+        placement: &Placement,
+    ) -> Result<Wdl, ProbeError> {
+        if let Some(kept) = &self.kept {
+            return kept.wdl(turn, index, self.resolver.as_deref());
+        }
+        let wdl = self.values.wdl_at(turn, index)?;
+        match &self.resolver {
+            Some(resolver) => resolver.raised(wdl, placement, turn),
+            None => Ok(wdl),
+        }
+    }
 }
 
 /// WDL chunks unpacked for one seeding pass.
@@ -49,16 +73,49 @@ struct KeptChunks<'a> {
 }
 
 impl KeptChunks<'_> {
-    fn wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, ProbeError> {
+    /// The WDL at `index`, its chunk unpacked on first use and raised by
+    /// `resolver` (the table's captures) if given.
+    fn wdl(
+        &self,
+        turn: Color,
+        index: TableIndex,
+        resolver: Option<&Seeder<'_>>,
+    ) -> Result<Wdl, ProbeError> {
         let (chunk, offset) = self.source.chunk_of(turn, index);
         let pairs = match self.chunks[chunk].get() {
             Some(pairs) => pairs,
             None => {
-                let pairs = self.source.unpack_chunk(chunk)?.into_boxed_slice();
-                self.chunks[chunk].get_or_init(|| pairs)
+                let mut pairs = self.source.unpack_chunk(chunk)?;
+                if let Some(resolver) = resolver {
+                    self.raise(chunk, &mut pairs, resolver)?;
+                }
+                self.chunks[chunk].get_or_init(|| pairs.into_boxed_slice())
             }
         };
         Ok(nibble_wdl(pairs, offset))
+    }
+
+    /// Raise every kept WDL of a chunk (two codes a byte) by the best
+    /// capture.
+    fn raise(
+        &self,
+        chunk: usize,
+        pairs: &mut [u8],
+        resolver: &Seeder<'_>,
+    ) -> Result<(), ProbeError> {
+        let (turn, range) = self.source.chunk_range(chunk);
+        let start = range.start;
+        resolver
+            .layout
+            .try_for_each_placement(range, |index, placement| {
+                let offset = (index - start) as usize;
+                let kept = nibble_wdl(pairs, offset);
+                let wdl = resolver.raised(kept, placement, turn)?;
+                if wdl != kept {
+                    set_nibble_wdl(pairs, offset, wdl);
+                }
+                Ok(())
+            })
     }
 }
 
@@ -112,7 +169,32 @@ impl<'a> Seeder<'a> {
         store: &'a dyn StoredValues,
         reads: Reads,
     ) -> Result<Seeder<'a>, ProbeError> {
-        let moves = zeroing_moves(layout);
+        Seeder::with_moves(layout, rule, store, reads, zeroing_moves(layout))
+    }
+
+    /// A seeder of captures only, for [`Seeder::best_capture`]: it reads
+    /// tables of fewer pieces only.
+    ///
+    /// # Errors
+    /// A destination table that `store` does not have.
+    pub(crate) fn captures(
+        layout: &'a Layout,
+        rule: Rule,
+        store: &'a dyn StoredValues,
+        reads: Reads,
+    ) -> Result<Seeder<'a>, ProbeError> {
+        let mut moves = zeroing_moves(layout);
+        moves.retain(|(_, after)| after.len() < layout.piece_count());
+        Seeder::with_moves(layout, rule, store, reads, moves)
+    }
+
+    fn with_moves(
+        layout: &'a Layout,
+        rule: Rule,
+        store: &'a dyn StoredValues,
+        reads: Reads,
+        moves: Vec<(usize, Vec<(usize, Piece)>)>,
+    ) -> Result<Seeder<'a>, ProbeError> {
         let mut materials: Vec<Material> = moves
             .iter()
             .filter(|(_, after)| after.len() > 2)
@@ -132,11 +214,18 @@ impl<'a> Seeder<'a> {
                         source,
                         chunks: (0..source.chunk_count()).map(|_| OnceLock::new()).collect(),
                     });
+                let resolver = if values.capture_bounded() {
+                    let seeder = Seeder::captures(values.layout(), rule, store, reads)?;
+                    Some(Box::new(seeder))
+                } else {
+                    None
+                };
                 Ok(Target {
                     material,
                     flip: normalized != material,
                     values,
                     kept,
+                    resolver,
                 })
             })
             .collect::<Result<Vec<_>, ProbeError>>()?;
@@ -179,6 +268,42 @@ impl<'a> Seeder<'a> {
             Some(position) => position.cell(turn),
             None => Ok(Some(Cell::ILLEGAL)),
         }
+    }
+
+    /// The best WDL that a capture gives `turn` in the placement `squares`
+    /// (`None`: no capture, or no legal position); only for a seeder made
+    /// by [`Seeder::captures`].
+    ///
+    /// # Errors
+    /// A destination value that cannot be read.
+    pub(crate) fn best_capture(
+        &self,
+        squares: &[u8; MAX_PIECES],
+        turn: Color,
+    ) -> Result<Option<Wdl>, ProbeError> {
+        let Some(position) = self.position(squares) else {
+            return Ok(None);
+        };
+        let best = position.best_capture(turn)?;
+        Ok(best.map(|dtz| Wdl::from_dtz(dtz, self.rule)))
+    }
+
+    /// A kept WDL of `placement` with `turn` to move, raised to what its
+    /// best capture gives; only for a seeder made by [`Seeder::captures`].
+    ///
+    /// # Errors
+    /// A destination value that cannot be read.
+    pub(crate) fn raised(
+        &self,
+        kept: Wdl,
+        placement: &Placement,
+        turn: Color,
+    ) -> Result<Wdl, ProbeError> {
+        if kept == Wdl::Win {
+            return Ok(kept);
+        }
+        let best = self.best_capture(&placement.squares, turn)?;
+        Ok(best.map_or(kept, |best| best.max(kept)))
     }
 
     /// The attack sets of the placement `squares`; `None` if pieces
@@ -243,10 +368,7 @@ impl<'a> Seeder<'a> {
         let index = layout.encode(&placement).ok_or(ProbeError::NoValue {
             material: layout.material(),
         })?;
-        let wdl = match &target.kept {
-            Some(kept) => kept.wdl(turn, index)?,
-            None => target.values.wdl_at(turn, index)?,
-        };
+        let wdl = target.wdl(turn, index, &placement)?;
         Ok(Dtz::of_move(Successor::Zeroing(wdl), self.rule))
     }
 }
@@ -364,9 +486,45 @@ impl Position<'_, '_> {
     /// The initial cell with `turn` to move (`None`: en passant, see
     /// [`Seeder::cells`]).
     fn cell(&self, turn: Color) -> Result<Option<Cell>, ProbeError> {
+        let Some(mut moves) = self.moves(turn, Search::All) else {
+            return Ok(Some(Cell::ILLEGAL));
+        };
+        match moves.run()? {
+            Decided::No => {}
+            Decided::WinInOne => return Ok(Some(Cell::dtz(Dtz(1)))),
+            Decided::EnPassant => return Ok(None),
+        }
+        Ok(Some(match moves.zeroing {
+            None if !moves.quiet => {
+                if moves.checkers.any() {
+                    Cell::MATED
+                } else {
+                    Cell(0)
+                }
+            }
+            Some(z) if !moves.quiet => Cell::dtz(z),
+            z => Cell::unknown_after_zeroing(z),
+        }))
+    }
+
+    /// The score of `turn`'s best capture (`None`: none, or the position
+    /// is illegal).
+    fn best_capture(&self, turn: Color) -> Result<Option<Dtz>, ProbeError> {
+        let Some(mut moves) = self.moves(turn, Search::Captures) else {
+            return Ok(None);
+        };
+        Ok(match moves.run()? {
+            Decided::WinInOne => Some(Dtz(1)),
+            _ => moves.zeroing,
+        })
+    }
+
+    /// The move search of `turn`, not yet run; `None` if the side not to
+    /// move is in check (an illegal position).
+    fn moves(&self, turn: Color, search: Search) -> Option<Moves<'_, '_, '_>> {
         let their_king = king_square(self.squares, turn.other());
         if self.attacked_by.get(turn).contains(their_king) {
-            return Ok(Some(Cell::ILLEGAL));
+            return None;
         }
         let king = king_square(self.squares, turn);
         let mut checkers = Bitboard::EMPTY;
@@ -394,46 +552,17 @@ impl Position<'_, '_> {
                 self.attacks_of[slot]
             };
         }
-        let mut moves = Moves {
+        Some(Moves {
             position: self,
             turn,
+            search,
             king,
             checkers,
             king_danger,
             pinned: self.pinned(turn, king),
             zeroing: None,
             quiet: false,
-        };
-        // Pieces before the king: a piece's quiet move is proved legal
-        // cheaply, a king's needs an attack test.
-        let pieces = self.seeder.layout.pieces();
-        let slots = (2..pieces.len()).chain([usize::from(turn == Color::Black)]);
-        for slot in slots {
-            if pieces[slot].color != turn {
-                continue;
-            }
-            let decided = if pieces[slot].role == Role::Pawn {
-                moves.pawn(slot)?
-            } else {
-                moves.piece(slot)?
-            };
-            match decided {
-                Decided::No => {}
-                Decided::WinInOne => return Ok(Some(Cell::dtz(Dtz(1)))),
-                Decided::EnPassant => return Ok(None),
-            }
-        }
-        Ok(Some(match moves.zeroing {
-            None if !moves.quiet => {
-                if moves.checkers.any() {
-                    Cell::MATED
-                } else {
-                    Cell(0)
-                }
-            }
-            Some(z) if !moves.quiet => Cell::dtz(z),
-            z => Cell::unknown_after_zeroing(z),
-        }))
+        })
     }
 
     /// `turn`'s pieces pinned to its king by an enemy slider.
@@ -470,10 +599,20 @@ enum Decided {
     EnPassant,
 }
 
+/// Which moves a search looks at.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Search {
+    /// Every zeroing move, and whether a quiet move exists.
+    All,
+    /// Captures only.
+    Captures,
+}
+
 /// The move search of one side to move.
 struct Moves<'p, 's, 'a> {
     position: &'p Position<'s, 'a>,
     turn: Color,
+    search: Search,
     king: Square,
     /// Enemy pieces giving check.
     checkers: Bitboard,
@@ -487,6 +626,28 @@ struct Moves<'p, 's, 'a> {
 }
 
 impl Moves<'_, '_, '_> {
+    /// Search every piece's moves, stopping early if one decides.
+    fn run(&mut self) -> Result<Decided, ProbeError> {
+        // Pieces before the king: a piece's quiet move is proved legal
+        // cheaply, a king's needs an attack test.
+        let pieces = self.position.seeder.layout.pieces();
+        let king = usize::from(self.turn == Color::Black);
+        for slot in (2..pieces.len()).chain([king]) {
+            if pieces[slot].color != self.turn {
+                continue;
+            }
+            let decided = if pieces[slot].role == Role::Pawn {
+                self.pawn(slot)?
+            } else {
+                self.piece(slot)?
+            };
+            if !matches!(decided, Decided::No) {
+                return Ok(decided);
+            }
+        }
+        Ok(Decided::No)
+    }
+
     /// Moves of the (non-pawn) piece in `slot`.
     fn piece(&mut self, slot: usize) -> Result<Decided, ProbeError> {
         let p = self.position;
@@ -496,7 +657,7 @@ impl Moves<'_, '_, '_> {
                 return Ok(decided);
             }
         }
-        if !self.quiet {
+        if !self.quiet && self.search == Search::All {
             self.quiet = (targets & !p.occupied)
                 .into_iter()
                 .any(|to| self.legal(slot, to, None));
@@ -511,7 +672,9 @@ impl Moves<'_, '_, '_> {
         let step = |sq: Square| sq.offset(self.turn.fold_wb(8, -8));
         let last_rank = self.turn.fold_wb(Rank::Eighth, Rank::First);
         let mut targets = p.attacks_of[slot] & *p.by_color.get(self.turn.other());
-        if let Some(one) = step(from).filter(|&sq| !p.occupied.contains(sq)) {
+        let pushes =
+            step(from).filter(|&sq| self.search == Search::All && !p.occupied.contains(sq));
+        if let Some(one) = pushes {
             targets.add(one);
             let start = from.rank() == self.turn.fold_wb(Rank::Second, Rank::Seventh);
             if let Some(two) = step(one).filter(|&sq| start && !p.occupied.contains(sq)) {

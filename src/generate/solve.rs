@@ -87,7 +87,7 @@ use crate::{
     index::{Layout, Placement, TableIndex},
     material::Material,
     mmap::{WorkArray, available_space},
-    probe::{IndexedValues, KeptDtz, ProbeError, StoredValues, score_move},
+    probe::{IndexedValues, KeptDtz, KeptWdl, ProbeError, StoredValues, score_move},
     value::{Dtz, Rule, Wdl},
 };
 
@@ -1059,10 +1059,31 @@ impl StoredValues for Solver<'_> {
         }
     }
 
-    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError> {
+    fn kept_wdl(&self, board: &Board, turn: Color) -> Result<KeptWdl, ProbeError> {
+        match self.own_dtz(board, turn)? {
+            Some(dtz) => Ok(KeptWdl::Exact(Wdl::from_dtz(dtz, self.rule))),
+            None => self.subtables.kept_wdl(board, turn),
+        }
+    }
+
+    fn kept_dtz(&self, board: &Board, turn: Color, wdl: Wdl) -> Result<KeptDtz, ProbeError> {
+        match self.own_dtz(board, turn)? {
+            Some(dtz) => Ok(KeptDtz::Exact(dtz)),
+            None => self.subtables.kept_dtz(board, turn, wdl),
+        }
+    }
+}
+
+impl Solver<'_> {
+    /// The solved DTZ of `board` if it is this table's material (`None`:
+    /// another table's).
+    ///
+    /// # Errors
+    /// [`ProbeError::NoValue`] if this table holds no final value there.
+    fn own_dtz(&self, board: &Board, turn: Color) -> Result<Option<Dtz>, ProbeError> {
         let material = self.layout.material();
         if Material::from_board(board).normalized() != material {
-            return self.subtables.kept_dtz(board, turn);
+            return Ok(None);
         }
         let (turn, TableIndex(index)) = self
             .layout
@@ -1070,7 +1091,7 @@ impl StoredValues for Solver<'_> {
             .ok_or(ProbeError::NoValue { material })?;
         self.load(turn, index)
             .value()
-            .map(KeptDtz::Exact)
+            .map(Some)
             .ok_or(ProbeError::NoValue { material })
     }
 }

@@ -7,7 +7,9 @@
 use std::collections::HashMap;
 
 use rayon::prelude::*;
-use shakmaty::{Board, ByColor, Color};
+use std::convert::Infallible;
+
+use shakmaty::{Board, ByColor, Color, Role};
 
 use crate::{
     format::SolvedValues,
@@ -16,9 +18,9 @@ use crate::{
         cells::TableCells,
         seed::{Reads, Seeder},
     },
-    index::{Layout, TableIndex},
+    index::{Layout, Placement, TableIndex},
     material::Material,
-    probe::{IndexedValues, KeptDtz, ProbeError, StoredValues},
+    probe::{IndexedValues, KeptDtz, KeptWdl, ProbeError, StoredValues},
     value::{Dtz, Rule, Wdl},
 };
 
@@ -67,6 +69,16 @@ impl Table {
         let (cells, local) = self.cells.open_array(turn, index.0);
         cells.store(local, cell);
         cells.publish();
+    }
+
+    /// The stored WDL of a board of this table's material (either colours):
+    /// exact, held in memory.
+    ///
+    /// # Errors
+    /// As [`Table::stored_dtz`].
+    fn kept_wdl(&self, board: &Board, turn: Color) -> Result<KeptWdl, ProbeError> {
+        let dtz = self.stored_dtz(board, turn)?;
+        Ok(KeptWdl::Exact(Wdl::from_dtz(dtz, self.rule)))
     }
 
     /// The stored DTZ of a board of this table's material (either colours).
@@ -144,6 +156,15 @@ impl TableSet {
     pub fn get(&self, material: &Material) -> Option<&Table> {
         self.tables.get(material)
     }
+
+    /// The table of `board`'s material.
+    fn table_of(&self, board: &Board) -> Result<&Table, ProbeError> {
+        let material = Material::from_board(board).normalized();
+        self.tables.get(&material).ok_or(ProbeError::MissingTable {
+            material,
+            dir: None,
+        })
+    }
 }
 
 impl StoredValues for TableSet {
@@ -161,14 +182,12 @@ impl StoredValues for TableSet {
         }
     }
 
-    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError> {
-        let material = Material::from_board(board).normalized();
-        self.tables
-            .get(&material)
-            .ok_or(ProbeError::MissingTable {
-                material,
-                dir: None,
-            })?
+    fn kept_wdl(&self, board: &Board, turn: Color) -> Result<KeptWdl, ProbeError> {
+        self.table_of(board)?.kept_wdl(board, turn)
+    }
+
+    fn kept_dtz(&self, board: &Board, turn: Color, _: Wdl) -> Result<KeptDtz, ProbeError> {
+        self.table_of(board)?
             .stored_dtz(board, turn)
             .map(KeptDtz::Exact)
     }
@@ -195,24 +214,43 @@ impl StoredValues for WithSubtables<'_> {
         }
     }
 
-    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError> {
+    fn kept_wdl(&self, board: &Board, turn: Color) -> Result<KeptWdl, ProbeError> {
+        if Material::from_board(board).normalized() == self.table.layout.material() {
+            self.table.kept_wdl(board, turn)
+        } else {
+            self.subtables.kept_wdl(board, turn)
+        }
+    }
+
+    fn kept_dtz(&self, board: &Board, turn: Color, wdl: Wdl) -> Result<KeptDtz, ProbeError> {
         if Material::from_board(board).normalized() == self.table.layout.material() {
             self.table.stored_dtz(board, turn).map(KeptDtz::Exact)
         } else {
-            self.subtables.kept_dtz(board, turn)
+            self.subtables.kept_dtz(board, turn, wdl)
         }
     }
 }
 
-/// A solved table as the builder writes it: its values, and which of its
-/// wins a zeroing move decides ([`SolvedValues::zeroing_decides`]), found
-/// by seeding those positions again (the solver's seed pass, on the wins
-/// that are as fast as their kind can be). The writer reads each position
-/// more than once, so the answers are computed once, up front and in
-/// parallel, one bit per position and side to move.
+/// A solved table as the builder writes it: its values, the positions
+/// whose best capture reaches their WDL ([`SolvedValues::capture_reaches`])
+/// and the wins that a zeroing move decides
+/// ([`SolvedValues::zeroing_decides`]). Both are found by seeding the
+/// positions again from the sub-tables: captures for every position, and
+/// in a table with pawns every zeroing move of a win as fast as its kind
+/// can be (without pawns, the captures are all its zeroing moves). The
+/// writer reads each position more than once, so the answers are computed
+/// once, up front and in parallel, one bit each per position and side to
+/// move.
 pub(crate) struct Seeded<'a> {
     table: &'a Table,
-    decided: ByColor<Vec<u64>>,
+    bits: ByColor<Vec<Bits>>,
+}
+
+/// The answers for 64 consecutive positions, bit `index % 64`.
+#[derive(Clone, Copy, Default)]
+struct Bits {
+    captured: u64,
+    decided: u64,
 }
 
 impl<'a> Seeded<'a> {
@@ -222,41 +260,74 @@ impl<'a> Seeded<'a> {
     /// A sub-table that `store` does not have.
     pub(crate) fn new(store: &'a WithSubtables<'a>) -> Result<Seeded<'a>, ProbeError> {
         let table = store.table;
-        let seeder = Seeder::new(&table.layout, table.rule, store, Reads::Probe)?;
-        let n = table.layout.size();
-        let decided = ByColor::new_with(|turn| {
+        let layout = &table.layout;
+        let captures = Seeder::captures(layout, table.rule, store, Reads::KeepChunks)?;
+        let pawns = layout.pieces().iter().any(|p| p.role == Role::Pawn);
+        let zeroing = if pawns {
+            Some(Seeder::new(layout, table.rule, store, Reads::Probe)?)
+        } else {
+            None
+        };
+        let n = layout.size();
+        let bits = ByColor::new_with(|turn| {
             (0..n.div_ceil(64))
                 .into_par_iter()
                 .map(|word| {
-                    (0..64)
-                        .map(|bit| word * 64 + bit)
-                        .filter(|&index| index < n && decides(table, &seeder, turn, index))
-                        .fold(0u64, |bits, index| bits | 1 << (index % 64))
+                    let range = word * 64..(word * 64 + 64).min(n);
+                    let mut bits = Bits::default();
+                    let Ok(()) = layout.try_for_each_placement(range, |index, placement| {
+                        let (captured, decided) =
+                            seed_again(table, &captures, zeroing.as_ref(), turn, index, placement);
+                        bits.captured |= u64::from(captured) << (index % 64);
+                        bits.decided |= u64::from(decided) << (index % 64);
+                        Ok::<(), Infallible>(())
+                    });
+                    bits
                 })
                 .collect()
         });
-        Ok(Seeded { table, decided })
+        Ok(Seeded { table, bits })
+    }
+
+    fn bits(&self, turn: Color, index: u64) -> Bits {
+        self.bits.get(turn)[(index / 64) as usize]
     }
 }
 
-/// Whether a zeroing move decides the position at `index`, given its DTZ:
-/// the seed's best zeroing move scores it (a final value, or what an
-/// unknown code says). A sub-table that fails to read now (it was read to
-/// solve this table) leaves the value stored.
-fn decides(table: &Table, seeder: &Seeder<'_>, turn: Color, index: u64) -> bool {
+/// Whether the best capture of the position at `index` reaches its WDL,
+/// and whether it is a win that a zeroing move decides: the best capture
+/// does, or a seed's best zeroing move scores it (`zeroing`: the table's
+/// seeder, for tables with pawns). A sub-table that fails to read now (it
+/// was read to solve this table) leaves the value stored.
+fn seed_again(
+    table: &Table,
+    captures: &Seeder<'_>,
+    zeroing: Option<&Seeder<'_>>,
+    turn: Color,
+    index: u64,
+    placement: &Placement,
+) -> (bool, bool) {
     let rule = table.rule;
     let Some(dtz) = table.cells.load(turn, index).value() else {
-        return false;
+        return (false, false);
     };
-    if Dtz::fastest(Wdl::from_dtz(dtz, rule), rule) != Some(dtz) {
-        return false;
-    }
-    let placement = table.layout.decode(TableIndex(index));
-    seeder
-        .cell(&placement.squares, turn)
+    let wdl = Wdl::from_dtz(dtz, rule);
+    let best = captures
+        .best_capture(&placement.squares, turn)
         .ok()
-        .flatten()
-        .is_some_and(|seed| seed.zeroing_wins(dtz, rule))
+        .flatten();
+    let captured = best == Some(wdl);
+    let fastest = Dtz::fastest(wdl, rule) == Some(dtz);
+    let decided = fastest
+        && (captured
+            || zeroing.is_some_and(|seeder| {
+                seeder
+                    .cell(&placement.squares, turn)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|seed| seed.zeroing_wins(dtz, rule))
+            }));
+    (captured, decided)
 }
 
 impl SolvedValues for Seeded<'_> {
@@ -273,6 +344,10 @@ impl SolvedValues for Seeded<'_> {
     }
 
     fn zeroing_decides(&self, turn: Color, index: u64) -> bool {
-        self.decided.get(turn)[(index / 64) as usize] & 1 << (index % 64) != 0
+        self.bits(turn, index).decided & 1 << (index % 64) != 0
+    }
+
+    fn capture_reaches(&self, turn: Color, index: u64) -> bool {
+        self.bits(turn, index).captured & 1 << (index % 64) != 0
     }
 }

@@ -26,18 +26,18 @@
 //! value involves en passant. Memory: four bytes per position (stored and
 //! seeded values, both sides to move).
 
-use std::{path::Path, sync::Mutex};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 use shakmaty::{ByColor, Chess, Color, Position};
 
 use crate::{
-    format::{Source, TableFile},
     generate::{
         cell::Cell,
         cells::CellArray,
         seed::{Reads, Seeder},
         solve::CHUNK,
+        values::FileValues,
     },
     index::{Layout, Placement, TableIndex},
     material::Material,
@@ -101,17 +101,19 @@ pub fn deep_check(tables: &Tablebase, material: &Material) -> Result<DeepReport,
         white: array()?,
         black: array()?,
     };
-    read_stored(table, &path, &seeds, &stored)?;
+    let values = FileValues::new(tables, material)?;
+    read_stored(&values, &seeds, &stored)?;
     let check = Check {
         tables,
         layout,
+        values: &values,
         rule: tables.rule(),
         stored,
         seeds,
         general,
         examples: Mutex::new(Vec::new()),
     };
-    check.derive_unkept(table, &path)?;
+    check.derive_unkept()?;
     let counts = chunks(layout)
         .into_par_iter()
         .map(|range| check.chunk(range))
@@ -148,19 +150,17 @@ fn chunks(layout: &Layout) -> Vec<std::ops::Range<u64>> {
 /// not keep ([`Check::derive_unkept`] fills them). A win whose seed says a
 /// zeroing move wins it as fast as its kind can be gets that DTZ, as a
 /// probe finds it, whatever the file holds there.
-fn read_stored<S: Source>(
-    table: &TableFile<S>,
-    path: &Path,
+fn read_stored(
+    values: &FileValues<'_>,
     seeds: &ByColor<CellArray>,
     stored: &ByColor<CellArray>,
 ) -> Result<(), ProbeError> {
+    let table = values.file();
     let rule = table.header().rule;
     (0..table.chunk_count())
         .into_par_iter()
         .try_for_each(|chunk| {
-            let entries = table
-                .chunk_entries(chunk)
-                .map_err(|source| ProbeError::corrupt(path, source))?;
+            let entries = values.chunk(chunk)?;
             let (turn, range) = table.chunk_range(chunk);
             for (index, (wdl, dtz)) in range.zip(entries) {
                 let seed = seeds.get(turn).load(index);
@@ -233,6 +233,7 @@ fn seed(
 struct Check<'a> {
     tables: &'a Tablebase,
     layout: &'a Layout,
+    values: &'a FileValues<'a>,
     rule: Rule,
     stored: ByColor<CellArray>,
     seeds: ByColor<CellArray>,
@@ -245,19 +246,15 @@ impl Check<'_> {
     /// keep with the DTZ their moves give over the kept side's stored
     /// values, where that agrees with their stored WDL ([`Cell::UNKNOWN`]
     /// where not, which the check pass reports).
-    fn derive_unkept<S: Source>(
-        &self,
-        table: &TableFile<S>,
-        path: &Path,
-    ) -> Result<(), ProbeError> {
+    fn derive_unkept(&self) -> Result<(), ProbeError> {
+        let values = self.values;
+        let table = values.file();
         let turn = table.dtz_side().other();
         let chunks: Vec<usize> = (0..table.chunk_count())
             .filter(|&chunk| table.chunk_range(chunk).0 == turn)
             .collect();
         chunks.into_par_iter().try_for_each(|chunk| {
-            let entries = table
-                .chunk_entries(chunk)
-                .map_err(|source| ProbeError::corrupt(path, source))?;
+            let entries = values.chunk(chunk)?;
             let (_, range) = table.chunk_range(chunk);
             for (index, (wdl, dtz)) in range.zip(entries) {
                 let seed = self.seeds.get(turn).load(index);
@@ -369,14 +366,14 @@ impl Check<'_> {
         if kept.len() >= MAX_REPORTED {
             return Ok(());
         }
-        let table = self.tables.table(&self.layout.material())?;
-        let path = self.tables.path_of(&self.layout.material());
-        let corrupt = |source| ProbeError::corrupt(&path, source);
+        let table = self.values.file();
+        let corrupt = |source| ProbeError::corrupt(self.values.path(), source);
+        let wdl = table.kept_wdl(turn, TableIndex(index)).map_err(corrupt)?;
+        let wdl = self.values.raised(wdl, placement, turn)?;
         let dtz = table
-            .dtz(turn, TableIndex(index))
+            .dtz_given(turn, TableIndex(index), wdl)
             .map_err(corrupt)?
             .map_or_else(|| "not kept".to_owned(), |d| d.to_string());
-        let wdl = table.wdl(turn, TableIndex(index)).map_err(corrupt)?;
         let fen = self.layout.position(placement, turn).map_or_else(
             || format!("index {index} ({turn} to move)"),
             |pos| {

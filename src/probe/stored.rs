@@ -26,7 +26,11 @@
 //!   zeroing move needs only WDL);
 //! * [`won_by_zeroing`]: a win that a zeroing move wins as fast as a win
 //!   of its kind can be ([`Dtz::fastest`]); files need not keep its DTZ,
-//!   so readers look for that move before reading the kept DTZ.
+//!   so readers look for that move before reading the kept DTZ;
+//! * [`best_capture`]: files keep a lower bound of a WDL that a capture
+//!   reaches (anything up to it, whatever compresses best, as Syzygy's
+//!   files do); [`StoredValues::stored_wdl`] raises it by the best
+//!   capture.
 
 use shakmaty::{Board, Chess, Color, Move, Position};
 
@@ -43,12 +47,20 @@ pub trait IndexedValues: Sync {
     /// The table's index scheme.
     fn layout(&self) -> &Layout;
 
-    /// The WDL stored at `index` with `turn` to move (the table's colours).
+    /// The WDL stored at `index` with `turn` to move (the table's colours):
+    /// a lower bound where [`IndexedValues::capture_bounded`].
     ///
     /// # Errors
     /// [`ProbeError::NoValue`] if the table holds no final value there, or
     /// what the store reports (a damaged file).
     fn wdl_at(&self, turn: Color, index: TableIndex) -> Result<Wdl, ProbeError>;
+
+    /// Whether [`IndexedValues::wdl_at`] and the chunks give lower bounds
+    /// that the position's best capture may raise
+    /// ([`KeptWdl::UnlessCapture`]: files) rather than exact values.
+    fn capture_bounded(&self) -> bool {
+        false
+    }
 
     /// Chunk access for a reader that keeps a table's WDL decoded for a
     /// while (files); `None` for stores held in memory.
@@ -65,6 +77,9 @@ pub trait WdlChunks: Sync {
     /// The chunk holding `index` with `turn` to move, and the offset in it.
     fn chunk_of(&self, turn: Color, index: TableIndex) -> (usize, usize);
 
+    /// The side to move and index range of a chunk.
+    fn chunk_range(&self, chunk: usize) -> (Color, std::ops::Range<u64>);
+
     /// One chunk, two WDL codes (`wdl + 2`) per byte, low nibble first.
     ///
     /// # Errors
@@ -72,17 +87,29 @@ pub trait WdlChunks: Sync {
     fn unpack_chunk(&self, chunk: usize) -> Result<Vec<u8>, ProbeError>;
 }
 
+/// What a store keeps of one position's WDL ([`StoredValues::kept_wdl`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeptWdl {
+    /// The WDL itself.
+    Exact(Wdl),
+    /// A lower bound, exact unless one of the position's captures does
+    /// better: the WDL is the best of it and the captures'
+    /// ([`best_capture`]). Table files keep this, as Syzygy's do: a
+    /// position that a capture decides may hold anything up to its value.
+    UnlessCapture(Wdl),
+}
+
 /// What a store keeps of one position's DTZ ([`StoredValues::kept_dtz`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeptDtz {
     /// The DTZ itself.
     Exact(Dtz),
-    /// A win or loss (its WDL) whose DTZ is not kept: the best score of
-    /// its moves ([`dtz_by_moves`]).
-    Moves(Wdl),
-    /// A win (its WDL) whose kept DTZ holds unless a zeroing move wins as
-    /// fast as a win of its kind can be ([`won_by_zeroing`]).
-    UnlessZeroing(Wdl, Dtz),
+    /// A win or loss whose DTZ is not kept: the best score of its moves
+    /// ([`dtz_by_moves`]).
+    Moves,
+    /// A win whose kept DTZ holds unless a zeroing move wins as fast as a
+    /// win of its kind can be ([`won_by_zeroing`]).
+    UnlessZeroing(Dtz),
 }
 
 /// A store of solved tables that can answer "what is stored for this
@@ -98,49 +125,65 @@ pub trait StoredValues {
     /// The rule the tables were built for.
     fn rule(&self) -> Rule;
 
-    /// What the store keeps of the DTZ of `board` with `turn` to move,
+    /// What the store keeps of the WDL of `board` with `turn` to move,
     /// ignoring any en-passant right. The board has at least three pieces.
     ///
     /// # Errors
     /// [`ProbeError::MissingTable`] if the material is not in the store,
     /// [`ProbeError::NoValue`] if the placement has no final value.
-    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError>;
+    fn kept_wdl(&self, board: &Board, turn: Color) -> Result<KeptWdl, ProbeError>;
 
-    /// The DTZ of `board` with `turn` to move, ignoring any en-passant
-    /// right: what [`StoredValues::kept_dtz`] keeps, completed where it
-    /// keeps less by a one-ply search over this store (so over every
-    /// table the store has, whichever directory holds it).
+    /// What the store keeps of the DTZ of `board` with `turn` to move,
+    /// ignoring any en-passant right, given its WDL `wdl` (from
+    /// [`StoredValues::stored_wdl`]). The board has at least three pieces.
     ///
     /// # Errors
-    /// As [`StoredValues::kept_dtz`], for this position or one a move
+    /// As [`StoredValues::kept_wdl`].
+    fn kept_dtz(&self, board: &Board, turn: Color, wdl: Wdl) -> Result<KeptDtz, ProbeError>;
+
+    /// The WDL of `board` with `turn` to move, ignoring any en-passant
+    /// right: what [`StoredValues::kept_wdl`] keeps, raised where it is a
+    /// lower bound by the best capture, searched over this store (so over
+    /// every table the store has, whichever directory holds it). Reads no
+    /// DTZ.
+    ///
+    /// # Errors
+    /// As [`StoredValues::kept_wdl`], for this position or one a capture
     /// reaches.
-    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
-        let pos = || {
-            legal_position(board.clone(), turn).ok_or_else(|| ProbeError::NoValue {
-                material: Material::from_board(board).normalized(),
-            })
-        };
-        match self.kept_dtz(board, turn)? {
-            KeptDtz::Exact(dtz) => Ok(dtz),
-            KeptDtz::Moves(wdl) => dtz_by_moves(self, &pos()?, Some(wdl)),
-            KeptDtz::UnlessZeroing(wdl, dtz) => {
-                Ok(won_by_zeroing(self, &pos()?, wdl)?.unwrap_or(dtz))
+    fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
+        match self.kept_wdl(board, turn)? {
+            KeptWdl::Exact(wdl) | KeptWdl::UnlessCapture(wdl @ Wdl::Win) => Ok(wdl),
+            KeptWdl::UnlessCapture(kept) => {
+                let pos = position_of(board, turn)?;
+                Ok(best_capture(self, &pos)?.map_or(kept, |best| best.max(kept)))
             }
         }
     }
 
-    /// The WDL stored for `board` (no en passant): what
-    /// [`StoredValues::kept_dtz`] says, never a search. Stores that keep
-    /// WDL apart (table files) answer it without reading DTZ.
+    /// The DTZ of `board` with `turn` to move, ignoring any en-passant
+    /// right: what [`StoredValues::kept_dtz`] keeps, completed where it
+    /// keeps less by a one-ply search over this store.
     ///
     /// # Errors
-    /// As [`StoredValues::kept_dtz`].
-    fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
-        Ok(match self.kept_dtz(board, turn)? {
-            KeptDtz::Exact(dtz) => Wdl::from_dtz(dtz, self.rule()),
-            KeptDtz::Moves(wdl) | KeptDtz::UnlessZeroing(wdl, _) => wdl,
-        })
+    /// As [`StoredValues::kept_wdl`], for this position or one a move
+    /// reaches.
+    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
+        let wdl = self.stored_wdl(board, turn)?;
+        match self.kept_dtz(board, turn, wdl)? {
+            KeptDtz::Exact(dtz) => Ok(dtz),
+            KeptDtz::Moves => dtz_by_moves(self, &position_of(board, turn)?, Some(wdl)),
+            KeptDtz::UnlessZeroing(dtz) => {
+                Ok(won_by_zeroing(self, &position_of(board, turn)?, wdl)?.unwrap_or(dtz))
+            }
+        }
     }
+}
+
+/// The legal position of a stored placement.
+fn position_of(board: &Board, turn: Color) -> Result<Chess, ProbeError> {
+    legal_position(board.clone(), turn).ok_or_else(|| ProbeError::NoValue {
+        material: Material::from_board(board).normalized(),
+    })
 }
 
 /// Whether tables can hold `pos`: at most [`MAX_PIECES`] pieces and no
@@ -267,15 +310,16 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
             // what the position reached is.
             let mut after = pos.clone();
             after.play_unchecked(*mv);
-            match store.kept_dtz(after.board(), after.turn())? {
-                KeptDtz::Exact(Dtz(-1)) if after.is_checkmate() => prefer(Dtz(1)),
-                KeptDtz::Exact(dtz) if dtz.0 < 0 || losing => {
-                    prefer(Dtz::of_move(Successor::Quiet(dtz), rule));
-                }
-                KeptDtz::UnlessZeroing(wdl, kept) if losing => bounded.push((kept, wdl, after)),
-                KeptDtz::Moves(_) => prefer(score_move(store, pos, mv)?),
+            let wdl = store.stored_wdl(after.board(), after.turn())?;
+            if winning && wdl >= Wdl::Draw {
                 // In a win, no move into a draw or a win can be best.
-                _ => {}
+                continue;
+            }
+            match store.kept_dtz(after.board(), after.turn(), wdl)? {
+                KeptDtz::Exact(Dtz(-1)) if after.is_checkmate() => prefer(Dtz(1)),
+                KeptDtz::Exact(dtz) => prefer(Dtz::of_move(Successor::Quiet(dtz), rule)),
+                KeptDtz::UnlessZeroing(kept) => bounded.push((kept, wdl, after)),
+                KeptDtz::Moves => prefer(score_move(store, pos, mv)?),
             }
             continue;
         }
@@ -315,4 +359,26 @@ pub fn won_by_zeroing<S: StoredValues + ?Sized>(
         }
     }
     Ok(None)
+}
+
+/// The best WDL that one of `pos`'s captures gives the side to move
+/// (`None` if it has none): what raises a kept lower bound
+/// ([`KeptWdl::UnlessCapture`]). Stops at the first winning capture.
+///
+/// # Errors
+/// Whatever the store reports for a position a capture reaches.
+pub fn best_capture<S: StoredValues + ?Sized>(
+    store: &S,
+    pos: &Chess,
+) -> Result<Option<Wdl>, ProbeError> {
+    let rule = store.rule();
+    let mut best: Option<Wdl> = None;
+    for mv in &pos.capture_moves() {
+        let wdl = Wdl::from_dtz(score_move(store, pos, mv)?, rule);
+        best = Some(best.map_or(wdl, |b| b.max(wdl)));
+        if wdl == Wdl::Win {
+            break;
+        }
+    }
+    Ok(best)
 }

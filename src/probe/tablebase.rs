@@ -41,7 +41,7 @@ use crate::{
     material::{MAX_PIECES, Material},
     mmap::map_file,
     probe::{
-        IndexedValues, KeptDtz, ProbeError, StoredValues, WdlChunks,
+        IndexedValues, KeptDtz, KeptWdl, ProbeError, StoredValues, WdlChunks,
         stored::{resolve_dtz, resolve_wdl},
     },
     value::{Dtz, Rule, Verdict, Wdl},
@@ -470,8 +470,12 @@ impl IndexedValues for OpenTable {
 
     fn wdl_at(&self, turn: Color, index: TableIndex) -> Result<Wdl, ProbeError> {
         self.file
-            .wdl(turn, index)
+            .kept_wdl(turn, index)
             .map_err(|source| self.corrupt(source))
+    }
+
+    fn capture_bounded(&self) -> bool {
+        true
     }
 
     fn wdl_chunks(&self) -> Option<&dyn WdlChunks> {
@@ -486,6 +490,10 @@ impl WdlChunks for OpenTable {
 
     fn chunk_of(&self, turn: Color, index: TableIndex) -> (usize, usize) {
         self.file.chunk_of(turn, index)
+    }
+
+    fn chunk_range(&self, chunk: usize) -> (Color, std::ops::Range<u64>) {
+        self.file.chunk_range(chunk)
     }
 
     fn unpack_chunk(&self, chunk: usize) -> Result<Vec<u8>, ProbeError> {
@@ -504,25 +512,23 @@ impl StoredValues for Tablebase {
         Ok(self.open_table(material)?)
     }
 
-    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError> {
-        let (table, table_turn, index) = self.place(board, turn)?;
-        let file = &table.file;
-        let corrupt = |source| table.corrupt(source);
-        let wdl = file.wdl(table_turn, index).map_err(corrupt)?;
-        Ok(
-            match file.dtz_given(table_turn, index, wdl).map_err(corrupt)? {
-                None => KeptDtz::Moves(wdl),
-                // A win stored as fast as its kind can be is that fast either way.
-                Some(dtz) if wdl > Wdl::Draw && Dtz::fastest(wdl, self.rule) != Some(dtz) => {
-                    KeptDtz::UnlessZeroing(wdl, dtz)
-                }
-                Some(dtz) => KeptDtz::Exact(dtz),
-            },
-        )
+    fn kept_wdl(&self, board: &Board, turn: Color) -> Result<KeptWdl, ProbeError> {
+        self.stored(board, turn, TableFile::kept_wdl)
+            .map(KeptWdl::UnlessCapture)
     }
 
-    fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
-        self.stored(board, turn, TableFile::wdl)
+    fn kept_dtz(&self, board: &Board, turn: Color, wdl: Wdl) -> Result<KeptDtz, ProbeError> {
+        let dtz = self.stored(board, turn, |file, turn, index| {
+            file.dtz_given(turn, index, wdl)
+        })?;
+        Ok(match dtz {
+            None => KeptDtz::Moves,
+            // A win stored as fast as its kind can be is that fast either way.
+            Some(dtz) if wdl > Wdl::Draw && Dtz::fastest(wdl, self.rule) != Some(dtz) => {
+                KeptDtz::UnlessZeroing(dtz)
+            }
+            Some(dtz) => KeptDtz::Exact(dtz),
+        })
     }
 }
 

@@ -18,7 +18,7 @@ use dtz50::{
     Material, ProbeError, Rule, Tablebase, Wdl,
     format::{BlockCache, EXTENSION},
     material::MAX_PIECES,
-    probe::{IndexedValues, KeptDtz, StoredValues},
+    probe::{IndexedValues, KeptDtz, KeptWdl, StoredValues},
 };
 use shakmaty::{Board, Color};
 
@@ -140,12 +140,12 @@ impl StoredValues for Tables {
         self.rule
     }
 
-    fn kept_dtz(&self, board: &Board, turn: Color) -> Result<KeptDtz, ProbeError> {
-        self.base_of(board)?.kept_dtz(board, turn)
+    fn kept_wdl(&self, board: &Board, turn: Color) -> Result<KeptWdl, ProbeError> {
+        self.base_of(board)?.kept_wdl(board, turn)
     }
 
-    fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
-        self.base_of(board)?.stored_wdl(board, turn)
+    fn kept_dtz(&self, board: &Board, turn: Color, wdl: Wdl) -> Result<KeptDtz, ProbeError> {
+        self.base_of(board)?.kept_dtz(board, turn, wdl)
     }
 }
 
