@@ -392,6 +392,19 @@ impl Layout {
         !self.identical.is_empty()
     }
 
+    /// The number of consecutive indices, a power of two, that every
+    /// index shares with all its orders of identical free pieces (1 in
+    /// tables without them): aligned blocks of this many indices hold
+    /// [`Layout::sorted_identical`] of each of their indices.
+    pub fn identical_span(&self) -> u64 {
+        self.identical
+            .iter()
+            .flatten()
+            .map(|&shift| 1u64 << (shift + 6))
+            .max()
+            .unwrap_or(1)
+    }
+
     /// The index of the same position with the squares of identical free
     /// pieces in ascending slot order (`index` itself when they already
     /// are, and in tables without identical pieces). Free pieces are not
@@ -797,6 +810,19 @@ mod tests {
                 }
                 assert_eq!(l.encode(&q), Some(i));
             }
+        }
+    }
+
+    #[test]
+    fn identical_pieces_stay_within_their_span() {
+        // KRRvKR: the rooks' squares are bits 12..18 and 6..12.
+        assert_eq!(layout("KRRvKR").identical_span(), 1 << 18);
+        assert_eq!(layout("KNNvK").identical_span(), 1 << 12);
+        assert_eq!(layout("KRvKR").identical_span(), 1);
+        let l = layout("KRRvKR");
+        let span = l.identical_span();
+        for i in (0..l.size()).step_by(9973) {
+            assert_eq!(l.sorted_identical(i) / span, i / span);
         }
     }
 

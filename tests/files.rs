@@ -6,7 +6,7 @@ use std::{path::PathBuf, sync::OnceLock};
 
 use dtz50::{
     format::{FormatError, HEADER_LEN, TRAILER_LEN, TableFile},
-    generate::stats,
+    generate::{FileValues, deep_check, stats},
     index::TableIndex,
     material::Material,
     probe::{ProbeError, Tablebase},
@@ -94,6 +94,45 @@ fn files_hold_exactly_the_solved_values() {
         kept > 50_000 && decided > 10_000 && searched > 40_000 && raised > 1_000,
         "{kept} kept, {decided} decided by a zeroing move, {searched} searched, {raised} raised by a capture"
     );
+}
+
+/// Identical pieces: the file keeps one order of their squares, and every
+/// order reads the solved values, a chunk at a time (bulk readers) and one
+/// position at a time; the deep check passes.
+#[test]
+fn identical_pieces_read_the_same_in_every_order() {
+    let material: Material = "KRRvK".parse().expect("material");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tb = common::generate_files(dir.path(), &[material], Rule::Fifty);
+    let set = common::solve_set(&[material], Rule::Fifty);
+    let solved = set.get(&material).expect("solved");
+    let values = FileValues::new(&tb, &material).expect("opens");
+    let file = values.file();
+    let layout = solved.layout();
+    let mut unsorted = 0u64;
+    for chunk in 0..file.chunk_count() {
+        let (turn, range) = file.chunk_range(chunk);
+        let entries = values.chunk(chunk).expect("chunk");
+        for (index, (wdl, dtz)) in range.zip(entries) {
+            let Some(want) = solved.dtz(turn, TableIndex(index)) else {
+                continue;
+            };
+            let at = format!("{turn:?} {index}");
+            assert_eq!(wdl, Wdl::from_dtz(want, Rule::Fifty), "{at}");
+            let one = file.dtz_given(turn, TableIndex(index), wdl).expect("dtz");
+            assert_eq!(one, dtz, "{at}");
+            // Kept DTZ is exact but for wins a zeroing move may decide.
+            if let Some(dtz) = dtz
+                && Dtz::fastest(wdl, Rule::Fifty) != Some(want)
+            {
+                assert_eq!(dtz, want, "{at}");
+            }
+            unsorted += u64::from(layout.sorted_identical(index) != index);
+        }
+    }
+    assert!(unsorted > 1_000_000, "{unsorted} positions out of order");
+    let report = deep_check(&tb, &material).expect("deep check runs");
+    assert_eq!(report.inconsistent, 0, "{:?}", report.examples);
 }
 
 #[test]

@@ -81,7 +81,9 @@
 //! draws come from the WDL stream, so a DTZ probe reads WDL first.
 //! "Don't care" positions take the value before them (the first cared-for
 //! value at a segment's start), which keeps runs long: illegal positions in
-//! both sections, draws in DTZ, and in DTZ the wins that a zeroing move
+//! both sections, indices whose identical pieces are out of order in both
+//! (a reader reads [`crate::index::Layout::sorted_identical`] of an
+//! index), draws in DTZ, and in DTZ the wins that a zeroing move
 //! wins as fast as a win of their kind can be (DTZ 1, or `L + 1` for a
 //! cursed win): a reader looks for such a move before it reads the kept
 //! DTZ of a win ([`crate::probe::won_by_zeroing`]). In WDL, a position
@@ -134,7 +136,8 @@ pub const WDL_BLOCK_LEN: u16 = 64;
 /// Bytes per DTZ block.
 pub const DTZ_BLOCK_LEN: u16 = 128;
 /// Positions per side read together by bulk readers (the solver reading a
-/// sub-table through, the deep check): see [`TableFile::chunk_wdl`].
+/// sub-table through, the deep check), at least: see
+/// [`TableFile::chunk_positions`].
 pub const CHUNK_POSITIONS: u64 = 1 << 16;
 /// File name extension of table files.
 pub const EXTENSION: &str = "dtz50";

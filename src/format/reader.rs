@@ -266,7 +266,7 @@ impl<S: Source> TableFile<S> {
     pub fn kept_wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, FormatError> {
         let code = self
             .stream(Section::Wdl, turn)?
-            .code_at(&self.source, index.0)?;
+            .code_at(&self.source, self.layout.sorted_identical(index.0))?;
         Ok(Wdl::ALL[usize::from(code)])
     }
 
@@ -292,19 +292,26 @@ impl<S: Source> TableFile<S> {
             _ if turn != self.dtz_side => return Ok(None),
             _ => self
                 .stream(Section::Dtz, turn)?
-                .code_at(&self.source, index.0)?,
+                .code_at(&self.source, self.layout.sorted_identical(index.0))?,
         };
         Ok(Some(self.signed_dtz(wdl, code)))
     }
 
-    /// Chunks of [`CHUNK_POSITIONS`] positions, White to move first, that
+    /// Positions per chunk: [`CHUNK_POSITIONS`], or more where identical
+    /// pieces need it so that a chunk holds every order of their squares
+    /// ([`Layout::identical_span`]).
+    pub fn chunk_positions(&self) -> u64 {
+        CHUNK_POSITIONS.max(self.layout.identical_span())
+    }
+
+    /// Chunks of [`TableFile::chunk_positions`] positions, White to move first, that
     /// bulk readers go through (see [`TableFile::chunk_wdl`]).
     pub fn chunk_count(&self) -> usize {
         2 * self.chunks_per_side()
     }
 
     fn chunks_per_side(&self) -> usize {
-        self.header.positions.div_ceil(CHUNK_POSITIONS) as usize
+        self.header.positions.div_ceil(self.chunk_positions()) as usize
     }
 
     /// The side to move and index range of a chunk.
@@ -315,31 +322,42 @@ impl<S: Source> TableFile<S> {
         } else {
             (Color::Black, chunk - per_side)
         };
-        let start = c as u64 * CHUNK_POSITIONS;
-        (
-            turn,
-            start..(start + CHUNK_POSITIONS).min(self.header.positions),
-        )
+        let len = self.chunk_positions();
+        let start = c as u64 * len;
+        (turn, start..(start + len).min(self.header.positions))
     }
 
     /// The chunk holding `index` with `turn` to move, and the position in it.
     pub fn chunk_of(&self, turn: Color, index: TableIndex) -> (usize, usize) {
-        let c = (index.0 / CHUNK_POSITIONS) as usize;
-        let offset = (index.0 % CHUNK_POSITIONS) as usize;
+        let len = self.chunk_positions();
+        let c = (index.0 / len) as usize;
+        let offset = (index.0 % len) as usize;
         match turn {
             Color::White => (c, offset),
             Color::Black => (self.chunks_per_side() + c, offset),
         }
     }
 
-    /// The codes of one stream over a chunk's range.
+    /// The codes of one stream over a chunk's range, each index with
+    /// identical pieces out of order holding its sorted index's code (the
+    /// file keeps only those: see [`Layout::sorted_identical`]).
     fn chunk_codes(&self, section: Section, chunk: usize) -> Result<Vec<u16>, FormatError> {
         let (turn, range) = self.chunk_range(chunk);
-        self.stream(section, turn)?.codes(
+        let mut codes = self.stream(section, turn)?.codes(
             &self.source,
             range.start,
             (range.end - range.start) as usize,
-        )
+        )?;
+        if self.layout.has_identical_pieces() {
+            // A sorted index is never above its own: one pass forward.
+            for index in range.clone() {
+                let sorted = self.layout.sorted_identical(index);
+                if sorted != index {
+                    codes[(index - range.start) as usize] = codes[(sorted - range.start) as usize];
+                }
+            }
+        }
+        Ok(codes)
     }
 
     /// Every position of one chunk as its kept WDL (as

@@ -138,7 +138,7 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
 
 /// The codes of `len` positions of one stream from `start`, with "don't
 /// care" positions taking the value before them (see the module doc):
-/// illegal positions, draws in DTZ, and wins in DTZ that a zeroing move
+/// illegal positions, identical pieces out of order, draws in DTZ, and wins in DTZ that a zeroing move
 /// decides ([`SolvedValues::zeroing_decides`]); a WDL that a capture
 /// reaches ([`SolvedValues::capture_reaches`]) takes the value before it if
 /// that is no higher, else its own.
@@ -149,11 +149,14 @@ fn stream_codes<T: SolvedValues + ?Sized>(
     len: usize,
 ) -> Vec<u16> {
     let rule = table.rule();
+    let layout = table.layout();
     let wanted: Vec<Wanted> = table
         .values_from(id.turn, start)
         .take(len)
         .zip(start..)
         .map(|(value, index)| match (id.section, value) {
+            // Readers read the sorted order of identical pieces only.
+            _ if layout.sorted_identical(index) != index => Wanted::Any,
             (Section::Wdl, Some(dtz)) => {
                 let wdl = Wdl::from_dtz(dtz, rule);
                 if table.capture_reaches(id.turn, index) {
