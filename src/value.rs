@@ -163,6 +163,12 @@ impl Wdl {
         self as i8
     }
 
+    /// The value for the other side: what a move into a position of this
+    /// value is worth to the side that plays it.
+    pub const fn flipped(self) -> Wdl {
+        Wdl::ALL[(2 - self.to_i8()) as usize]
+    }
+
     /// Words for people: "win", "cursed win", ...
     pub const fn name(self) -> &'static str {
         match self {

@@ -90,7 +90,7 @@
 //! whose best capture reaches its value may hold any value up to it, as in
 //! Syzygy's files: it takes the value before it if that is no higher, and
 //! a reader takes the better of the stored value and the best capture
-//! ([`crate::probe::best_capture`]); the DTZ codes' sign and offset come
+//! ([`crate::probe::position_wdl`]); the DTZ codes' sign and offset come
 //! from that WDL, not the stored one.
 //!
 //! Checks: [`TableFile::new`] checks size, magic, version, length, the

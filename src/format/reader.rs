@@ -259,7 +259,7 @@ impl<S: Source> TableFile<S> {
     /// The WDL kept at `index` with `turn` to move: the position's WDL,
     /// or where one of its captures reaches that value, anything up to it
     /// (a reader takes the better of this and the best capture: see
-    /// [`crate::probe::best_capture`]).
+    /// [`crate::probe::position_wdl`]).
     ///
     /// # Errors
     /// A corrupt or unreadable block.

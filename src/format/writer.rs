@@ -49,7 +49,7 @@ pub trait SolvedValues: Sync {
 
     /// Whether the best capture of the position at `index` gives the side
     /// to move the position's WDL: readers find it by a capture search
-    /// ([`crate::probe::best_capture`]), so the file may store any WDL up
+    /// ([`crate::probe::position_wdl`]), so the file may store any WDL up
     /// to it. Answering `false` is always sound.
     fn capture_reaches(&self, turn: Color, index: u64) -> bool {
         let _ = (turn, index);

@@ -27,10 +27,10 @@
 //! * [`won_by_zeroing`]: a win that a zeroing move wins as fast as a win
 //!   of its kind can be ([`Dtz::fastest`]); files need not keep its DTZ,
 //!   so readers look for that move before reading the kept DTZ;
-//! * [`best_capture`]: files keep a lower bound of a WDL that a capture
+//! * [`position_wdl`]: files keep a lower bound of a WDL that a capture
 //!   reaches (anything up to it, whatever compresses best, as Syzygy's
-//!   files do); [`StoredValues::stored_wdl`] raises it by the best
-//!   capture.
+//!   files do), raised by the best capture: an alpha-beta search over
+//!   captures, as Syzygy's prober does.
 
 use shakmaty::{Board, Chess, Color, Move, Position};
 
@@ -94,7 +94,7 @@ pub enum KeptWdl {
     Exact(Wdl),
     /// A lower bound, exact unless one of the position's captures does
     /// better: the WDL is the best of it and the captures'
-    /// ([`best_capture`]). Table files keep this, as Syzygy's do: a
+    /// ([`position_wdl`]). Table files keep this, as Syzygy's do: a
     /// position that a capture decides may hold anything up to its value.
     UnlessCapture(Wdl),
 }
@@ -153,10 +153,7 @@ pub trait StoredValues {
     fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
         match self.kept_wdl(board, turn)? {
             KeptWdl::Exact(wdl) | KeptWdl::UnlessCapture(wdl @ Wdl::Win) => Ok(wdl),
-            KeptWdl::UnlessCapture(kept) => {
-                let pos = position_of(board, turn)?;
-                Ok(best_capture(self, &pos)?.map_or(kept, |best| best.max(kept)))
-            }
+            KeptWdl::UnlessCapture(_) => position_wdl(self, &position_of(board, turn)?),
         }
     }
 
@@ -238,7 +235,7 @@ pub fn resolve_wdl<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<W
     }
     let ep_moves = pos.en_passant_moves();
     if ep_moves.is_empty() {
-        return store.stored_wdl(pos.board(), pos.turn());
+        return position_wdl(store, pos);
     }
     // As `resolve_dtz`, on WDL alone (a position's WDL is the best of its
     // moves'), so that no DTZ is read: a search through WDL never turns
@@ -249,7 +246,7 @@ pub fn resolve_wdl<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<W
         best = best.max(Wdl::from_dtz(score_move(store, pos, m)?, rule));
     }
     if pos.legal_moves().len() > ep_moves.len() {
-        best = best.max(store.stored_wdl(pos.board(), pos.turn())?);
+        best = best.max(position_wdl(store, pos)?);
     }
     Ok(best)
 }
@@ -310,9 +307,11 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
             // what the position reached is.
             let mut after = pos.clone();
             after.play_unchecked(*mv);
-            let wdl = store.stored_wdl(after.board(), after.turn())?;
-            if winning && wdl >= Wdl::Draw {
-                // In a win, no move into a draw or a win can be best.
+            // In a win, no move into a draw or a win can be best: the
+            // search needs to know only whether the move reaches a loss.
+            let ceiling = if winning { Wdl::Draw } else { Wdl::Win };
+            let wdl = wdl_within(store, &after, Wdl::Loss, ceiling)?;
+            if wdl >= ceiling && winning {
                 continue;
             }
             match store.kept_dtz(after.board(), after.turn(), wdl)? {
@@ -361,24 +360,48 @@ pub fn won_by_zeroing<S: StoredValues + ?Sized>(
     Ok(None)
 }
 
-/// The best WDL that one of `pos`'s captures gives the side to move
-/// (`None` if it has none): what raises a kept lower bound
-/// ([`KeptWdl::UnlessCapture`]). Stops at the first winning capture.
+/// The WDL of `pos` (its en-passant right ignored, as stored): the kept
+/// value, raised where it is a lower bound by the best capture
+/// ([`KeptWdl::UnlessCapture`]).
 ///
 /// # Errors
-/// Whatever the store reports for a position a capture reaches.
-pub fn best_capture<S: StoredValues + ?Sized>(
+/// Whatever the store reports for this position or one a capture reaches.
+pub fn position_wdl<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<Wdl, ProbeError> {
+    wdl_within(store, pos, Wdl::Loss, Wdl::Win)
+}
+
+/// [`position_wdl`] searched within the window `alpha..beta` (fail-soft
+/// alpha-beta over captures): exact if strictly inside it, at most `alpha`
+/// if at or below it, at least `beta` if at or above it. The full window
+/// `Loss..Win` gives the exact value.
+fn wdl_within<S: StoredValues + ?Sized>(
     store: &S,
     pos: &Chess,
-) -> Result<Option<Wdl>, ProbeError> {
-    let rule = store.rule();
-    let mut best: Option<Wdl> = None;
+    mut alpha: Wdl,
+    beta: Wdl,
+) -> Result<Wdl, ProbeError> {
+    if pos.board().occupied().count() == 2 {
+        return Ok(Wdl::Draw);
+    }
+    let kept = match store.kept_wdl(pos.board(), pos.turn())? {
+        KeptWdl::Exact(wdl) => return Ok(wdl),
+        KeptWdl::UnlessCapture(kept) => kept,
+    };
+    if kept >= beta {
+        return Ok(kept);
+    }
+    alpha = alpha.max(kept);
     for mv in &pos.capture_moves() {
-        let wdl = Wdl::from_dtz(score_move(store, pos, mv)?, rule);
-        best = Some(best.map_or(wdl, |b| b.max(wdl)));
-        if wdl == Wdl::Win {
-            break;
+        let mut after = pos.clone();
+        after.play_unchecked(*mv);
+        // A capture leaves no en-passant right.
+        let value = wdl_within(store, &after, beta.flipped(), alpha.flipped())?.flipped();
+        if value > alpha {
+            alpha = value;
+            if alpha >= beta {
+                break;
+            }
         }
     }
-    Ok(best)
+    Ok(alpha)
 }
