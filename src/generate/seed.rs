@@ -40,11 +40,15 @@ struct Target<'a> {
     /// (files: [`IndexedValues::capture_bounded`]): the captures of its
     /// positions, which raise a value read there to the exact one.
     resolver: Option<Box<Seeder<'a>>>,
-    /// For a table read from a file: the chunks this seeder unpacked (and
-    /// raised by `resolver`), freed with it (a 5-piece table reached by
-    /// promotions is read through once per level, and need not stay in
-    /// memory after).
+    /// For a table read from a file: the chunks this seeder unpacked,
+    /// freed with it (a 5-piece table reached by promotions is read
+    /// through once per level, and need not stay in memory after).
     kept: Option<KeptChunks<'a>>,
+    /// Whether `resolver` raises whole chunks as they are unpacked (a
+    /// table of fewer pieces, which captures read all over) rather than
+    /// each value read (a table that promotions reach, read in a few
+    /// places of each chunk).
+    raise_chunks: bool,
 }
 
 impl Target<'_> {
@@ -55,11 +59,13 @@ impl Target<'_> {
         index: TableIndex,
         placement: &Placement,
     ) -> Result<Wdl, ProbeError> {
-        if let Some(kept) = &self.kept {
-            return kept.wdl(turn, index, self.resolver.as_deref());
-        }
-        let wdl = self.values.wdl_at(turn, index)?;
-        match &self.resolver {
+        let resolver = self.resolver.as_deref();
+        let wdl = match &self.kept {
+            Some(kept) if self.raise_chunks => return kept.wdl(turn, index, resolver),
+            Some(kept) => kept.wdl(turn, index, None)?,
+            None => self.values.wdl_at(turn, index)?,
+        };
+        match resolver {
             Some(resolver) => resolver.raised(wdl, placement, turn),
             None => Ok(wdl),
         }
@@ -224,8 +230,9 @@ impl<'a> Seeder<'a> {
                     material,
                     flip: normalized != material,
                     values,
-                    kept,
                     resolver,
+                    kept,
+                    raise_chunks: material.total() < layout.piece_count(),
                 })
             })
             .collect::<Result<Vec<_>, ProbeError>>()?;
