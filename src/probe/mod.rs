@@ -26,6 +26,6 @@ pub use error::{ProbeError, error_chain};
 pub use moves::{Line, LineEnd, MAX_LINE_MOVES, RankedMove, rank_moves};
 pub use stored::{
     IndexedValues, KeptDtz, KeptWdl, StoredValues, WdlChunks, check_probeable, dtz_by_moves,
-    position_wdl, resolve_dtz, resolve_wdl, score_move, won_by_zeroing,
+    position_dtz, position_wdl, resolve_dtz, resolve_wdl, score_move, won_by_zeroing,
 };
 pub use tablebase::{DEFAULT_CACHE_BYTES, FileBytes, Tablebase, file_kind, open_file};

@@ -27,7 +27,8 @@
 //! * [`won_by_zeroing`]: a win that a zeroing move wins as fast as a win
 //!   of its kind can be ([`Dtz::fastest`]); files need not keep its DTZ,
 //!   so readers look for that move before reading the kept DTZ;
-//! * [`position_wdl`]: files keep a lower bound of a WDL that a capture
+//! * [`position_wdl`] / [`position_dtz`]: the values of a position with
+//!   no en-passant right. Files keep a lower bound of a WDL that a capture
 //!   reaches (anything up to it, whatever compresses best, as Syzygy's
 //!   files do), raised by the best capture: an alpha-beta search over
 //!   captures, as Syzygy's prober does.
@@ -35,7 +36,7 @@
 use shakmaty::{Board, Chess, Color, Move, Position};
 
 use crate::{
-    index::{Layout, TableIndex, legal_position},
+    index::{Layout, TableIndex},
     material::{MAX_PIECES, Material},
     probe::ProbeError,
     value::{Dtz, Rule, Successor, Wdl},
@@ -135,52 +136,11 @@ pub trait StoredValues {
 
     /// What the store keeps of the DTZ of `board` with `turn` to move,
     /// ignoring any en-passant right, given its WDL `wdl` (from
-    /// [`StoredValues::stored_wdl`]). The board has at least three pieces.
+    /// [`position_wdl`]). The board has at least three pieces.
     ///
     /// # Errors
     /// As [`StoredValues::kept_wdl`].
     fn kept_dtz(&self, board: &Board, turn: Color, wdl: Wdl) -> Result<KeptDtz, ProbeError>;
-
-    /// The WDL of `board` with `turn` to move, ignoring any en-passant
-    /// right: what [`StoredValues::kept_wdl`] keeps, raised where it is a
-    /// lower bound by the best capture, searched over this store (so over
-    /// every table the store has, whichever directory holds it). Reads no
-    /// DTZ.
-    ///
-    /// # Errors
-    /// As [`StoredValues::kept_wdl`], for this position or one a capture
-    /// reaches.
-    fn stored_wdl(&self, board: &Board, turn: Color) -> Result<Wdl, ProbeError> {
-        match self.kept_wdl(board, turn)? {
-            KeptWdl::Exact(wdl) | KeptWdl::UnlessCapture(wdl @ Wdl::Win) => Ok(wdl),
-            KeptWdl::UnlessCapture(_) => position_wdl(self, &position_of(board, turn)?),
-        }
-    }
-
-    /// The DTZ of `board` with `turn` to move, ignoring any en-passant
-    /// right: what [`StoredValues::kept_dtz`] keeps, completed where it
-    /// keeps less by a one-ply search over this store.
-    ///
-    /// # Errors
-    /// As [`StoredValues::kept_wdl`], for this position or one a move
-    /// reaches.
-    fn stored_dtz(&self, board: &Board, turn: Color) -> Result<Dtz, ProbeError> {
-        let wdl = self.stored_wdl(board, turn)?;
-        match self.kept_dtz(board, turn, wdl)? {
-            KeptDtz::Exact(dtz) => Ok(dtz),
-            KeptDtz::Moves => dtz_by_moves(self, &position_of(board, turn)?, Some(wdl)),
-            KeptDtz::UnlessZeroing(dtz) => {
-                Ok(won_by_zeroing(self, &position_of(board, turn)?, wdl)?.unwrap_or(dtz))
-            }
-        }
-    }
-}
-
-/// The legal position of a stored placement.
-fn position_of(board: &Board, turn: Color) -> Result<Chess, ProbeError> {
-    legal_position(board.clone(), turn).ok_or_else(|| ProbeError::NoValue {
-        material: Material::from_board(board).normalized(),
-    })
 }
 
 /// Whether tables can hold `pos`: at most [`MAX_PIECES`] pieces and no
@@ -209,7 +169,7 @@ pub fn resolve_dtz<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<D
     }
     let ep_moves = pos.en_passant_moves();
     if ep_moves.is_empty() {
-        return store.stored_dtz(pos.board(), pos.turn());
+        return position_dtz(store, pos);
     }
     let mut best: Option<Dtz> = None;
     for m in &ep_moves {
@@ -218,7 +178,7 @@ pub fn resolve_dtz<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<D
     }
     let best = best.expect("at least one en-passant move");
     if pos.legal_moves().len() > ep_moves.len() {
-        Ok(best.prefer(store.stored_dtz(pos.board(), pos.turn())?))
+        Ok(best.prefer(position_dtz(store, pos)?))
     } else {
         Ok(best)
     }
@@ -358,6 +318,22 @@ pub fn won_by_zeroing<S: StoredValues + ?Sized>(
         }
     }
     Ok(None)
+}
+
+/// The DTZ of `pos` (its en-passant right ignored, as stored): what
+/// [`StoredValues::kept_dtz`] keeps, completed where it keeps less by a
+/// one-ply search over the store (so over every table the store has,
+/// whichever directory holds it).
+///
+/// # Errors
+/// Whatever the store reports for this position or one a move reaches.
+pub fn position_dtz<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<Dtz, ProbeError> {
+    let wdl = position_wdl(store, pos)?;
+    match store.kept_dtz(pos.board(), pos.turn(), wdl)? {
+        KeptDtz::Exact(dtz) => Ok(dtz),
+        KeptDtz::Moves => dtz_by_moves(store, pos, Some(wdl)),
+        KeptDtz::UnlessZeroing(dtz) => Ok(won_by_zeroing(store, pos, wdl)?.unwrap_or(dtz)),
+    }
 }
 
 /// The WDL of `pos` (its en-passant right ignored, as stored): the kept
