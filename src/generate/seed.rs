@@ -164,8 +164,10 @@ pub(crate) struct Seeder<'a> {
 }
 
 impl<'a> Seeder<'a> {
-    /// A seeder for `layout`, reading destination tables (this one
-    /// included, for pawn moves) from `store` as `reads` says.
+    /// A seeder for `layout` that searches the moves `search` names,
+    /// reading destination tables (this one included, for pawn moves) from
+    /// `store` as `reads` says. A seeder of [`Search::Captures`] (for
+    /// [`Seeder::best_capture`]) reads tables of fewer pieces only.
     ///
     /// # Errors
     /// A destination table that `store` does not have.
@@ -174,33 +176,12 @@ impl<'a> Seeder<'a> {
         rule: Rule,
         store: &'a dyn StoredValues,
         reads: Reads,
-    ) -> Result<Seeder<'a>, ProbeError> {
-        Seeder::with_moves(layout, rule, store, reads, zeroing_moves(layout))
-    }
-
-    /// A seeder of captures only, for [`Seeder::best_capture`]: it reads
-    /// tables of fewer pieces only.
-    ///
-    /// # Errors
-    /// A destination table that `store` does not have.
-    pub(crate) fn captures(
-        layout: &'a Layout,
-        rule: Rule,
-        store: &'a dyn StoredValues,
-        reads: Reads,
+        search: Search,
     ) -> Result<Seeder<'a>, ProbeError> {
         let mut moves = zeroing_moves(layout);
-        moves.retain(|(_, after)| after.len() < layout.piece_count());
-        Seeder::with_moves(layout, rule, store, reads, moves)
-    }
-
-    fn with_moves(
-        layout: &'a Layout,
-        rule: Rule,
-        store: &'a dyn StoredValues,
-        reads: Reads,
-        moves: Vec<(usize, Vec<(usize, Piece)>)>,
-    ) -> Result<Seeder<'a>, ProbeError> {
+        if search == Search::Captures {
+            moves.retain(|(_, after)| after.len() < layout.piece_count());
+        }
         let mut materials: Vec<Material> = moves
             .iter()
             .filter(|(_, after)| after.len() > 2)
@@ -221,7 +202,8 @@ impl<'a> Seeder<'a> {
                         chunks: (0..source.chunk_count()).map(|_| OnceLock::new()).collect(),
                     });
                 let resolver = if values.capture_bounded() {
-                    let seeder = Seeder::captures(values.layout(), rule, store, reads)?;
+                    let seeder =
+                        Seeder::new(values.layout(), rule, store, reads, Search::Captures)?;
                     Some(Box::new(seeder))
                 } else {
                     None
@@ -279,7 +261,7 @@ impl<'a> Seeder<'a> {
 
     /// The best WDL that a capture gives `turn` in the placement `squares`
     /// (`None`: no capture, or no legal position); only for a seeder made
-    /// by [`Seeder::captures`].
+    /// with [`Search::Captures`].
     ///
     /// # Errors
     /// A destination value that cannot be read.
@@ -296,7 +278,7 @@ impl<'a> Seeder<'a> {
     }
 
     /// A kept WDL of `placement` with `turn` to move, raised to what its
-    /// best capture gives; only for a seeder made by [`Seeder::captures`].
+    /// best capture gives; only for a seeder made with [`Search::Captures`].
     ///
     /// # Errors
     /// A destination value that cannot be read.
@@ -607,8 +589,8 @@ enum Decided {
 }
 
 /// Which moves a search looks at.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Search {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Search {
     /// Every zeroing move, and whether a quiet move exists.
     All,
     /// Captures only.

@@ -81,7 +81,7 @@ use crate::{
     generate::{
         cell::Cell,
         cells::{CellArray, CellTest, PACK_THRESHOLD, TableCells},
-        seed::{Reads, Seeder},
+        seed::{Reads, Search, Seeder},
         table::Table,
     },
     index::{Layout, Placement, TableIndex},
@@ -657,7 +657,7 @@ impl Solver<'_> {
     }
 
     fn seed(&self, level: &Level) -> Result<(), ProbeError> {
-        let seeder = Seeder::new(self.layout, self.rule, self, Reads::KeepChunks)?;
+        let seeder = Seeder::new(self.layout, self.rule, self, Reads::KeepChunks, Search::All)?;
         let seeded = level.chunks.par_iter().try_for_each(|range| {
             self.layout
                 .try_for_each_placement(range.clone(), |index, placement| {

@@ -16,7 +16,7 @@ use crate::{
     generate::{
         cell::Cell,
         cells::TableCells,
-        seed::{Reads, Seeder},
+        seed::{Reads, Search, Seeder},
     },
     index::{Layout, Placement, TableIndex},
     material::Material,
@@ -261,10 +261,22 @@ impl<'a> Seeded<'a> {
     pub(crate) fn new(store: &'a WithSubtables<'a>) -> Result<Seeded<'a>, ProbeError> {
         let table = store.table;
         let layout = &table.layout;
-        let captures = Seeder::captures(layout, table.rule, store, Reads::KeepChunks)?;
+        let captures = Seeder::new(
+            layout,
+            table.rule,
+            store,
+            Reads::KeepChunks,
+            Search::Captures,
+        )?;
         let pawns = layout.pieces().iter().any(|p| p.role == Role::Pawn);
         let zeroing = if pawns {
-            Some(Seeder::new(layout, table.rule, store, Reads::Probe)?)
+            Some(Seeder::new(
+                layout,
+                table.rule,
+                store,
+                Reads::Probe,
+                Search::All,
+            )?)
         } else {
             None
         };

@@ -6,7 +6,7 @@
 //! reader that goes through a whole table (the deep check, tests) must
 //! therefore raise each kept WDL by the best capture before it reads DTZ.
 //! [`FileValues`] does this with the seed pass's move generation on
-//! indices ([`Seeder::captures`]), reading the sub-table files a chunk at a
+//! indices ([`Search::Captures`]), reading the sub-table files a chunk at a
 //! time, so a pass over a table costs one capture search per position.
 
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use shakmaty::Color;
 
 use crate::{
     format::TableFile,
-    generate::seed::{Reads, Seeder},
+    generate::seed::{Reads, Search, Seeder},
     index::{Layout, Placement},
     material::Material,
     probe::{FileBytes, ProbeError, Tablebase},
@@ -39,7 +39,13 @@ impl<'a> FileValues<'a> {
     /// reaches).
     pub fn new(tables: &'a Tablebase, material: &Material) -> Result<FileValues<'a>, ProbeError> {
         let table = tables.table(material)?;
-        let captures = Seeder::captures(table.layout(), tables.rule(), tables, Reads::KeepChunks)?;
+        let captures = Seeder::new(
+            table.layout(),
+            tables.rule(),
+            tables,
+            Reads::KeepChunks,
+            Search::Captures,
+        )?;
         Ok(FileValues {
             table,
             path: tables.path_of(material),
