@@ -9,6 +9,12 @@
 //! index = slice · slice_size + kings · 64^f + Σ square(free_i) · 64^(f-1-i)
 //! ```
 //!
+//! A table file may number its free pieces in another order, chosen per
+//! table because the order decides how long the runs of equal values are
+//! ([`Layout::with_free_order`]; the file's header records it). Pieces
+//! keep their slots' meaning otherwise, and moving between two orders is a
+//! shuffle of 6-bit digits ([`Layout::reorder_to`]).
+//!
 //! * **Pawnless tables** use the 8-fold symmetry of the board: the white
 //!   king is mapped into the triangle a1-d1-d4 and, when it stands on the
 //!   a1-d4 diagonal, the black king onto or below that diagonal. The 462
@@ -205,17 +211,112 @@ pub struct Layout {
     /// rooks of KRRvKR), as bit shifts of their squares within an index,
     /// highest first; runs of one piece are left out.
     identical: Vec<Vec<u32>>,
+    /// By free position (slot - 2): the position of that piece in the
+    /// solver's order (see [`Layout::with_free_order`]).
+    free_order: Vec<u8>,
+}
+
+/// The free pieces (neither kings nor pawns) of a material in the solver's
+/// order: White's then Black's, strongest first.
+fn free_pieces(material: Material) -> Vec<Piece> {
+    material
+        .pieces()
+        .into_iter()
+        .filter(|p| p.role != Role::King && p.role != Role::Pawn)
+        .collect()
 }
 
 impl Layout {
-    /// The layout for a (normalised) material.
+    /// The layout for a (normalised) material, its free pieces in the
+    /// solver's order: White's then Black's, strongest first.
     pub fn new(material: Material) -> Layout {
+        let identity: Vec<u8> = (0..free_pieces(material).len() as u8).collect();
+        Layout::build(material, &identity)
+    }
+
+    /// The layout for a (normalised) material whose free piece at position
+    /// `j` (slot `2 + j`, digit `j` from the top of the free part of an
+    /// index) is the solver's free piece `order[j]`. Table files choose the
+    /// order that compresses best. Identical pieces must stay next to each
+    /// other and in their own order, so that [`Layout::placement`] and
+    /// [`Layout::sorted_identical`] mean the same in every order.
+    ///
+    /// # Errors
+    /// A one-line reason if `order` is not such an order.
+    pub fn with_free_order(material: Material, order: &[u8]) -> Result<Layout, String> {
+        if !Layout::free_orders(material).iter().any(|o| o == order) {
+            return Err(format!(
+                "free-piece order {order:?} is not an order of {material}'s {} free pieces that keeps identical pieces together",
+                free_pieces(material).len()
+            ));
+        }
+        Ok(Layout::build(material, order))
+    }
+
+    /// Every order [`Layout::with_free_order`] accepts for `material`,
+    /// the solver's own first.
+    pub fn free_orders(material: Material) -> Vec<Vec<u8>> {
+        let free = free_pieces(material);
+        let mut orders = Vec::new();
+        permutations(&mut (0..free.len() as u8).collect(), 0, &mut orders);
+        orders.retain(|order| {
+            let runs: Vec<&[u8]> = order
+                .chunk_by(|&a, &b| free[usize::from(a)] == free[usize::from(b)])
+                .collect();
+            // Each kind of piece in one run (as in the solver's order), and
+            // each run ascending.
+            runs.len() == free.chunk_by(|a, b| a == b).count()
+                && runs.iter().all(|run| run.is_sorted())
+        });
+        orders
+    }
+
+    /// The order of this layout's free pieces (see
+    /// [`Layout::with_free_order`]).
+    pub fn free_order(&self) -> &[u8] {
+        &self.free_order
+    }
+
+    /// The map from this layout's indices to those of `to`, a layout of the
+    /// same material in another free-piece order: the same position's
+    /// index (kings, pawns and the slice are the same in every order).
+    ///
+    /// # Panics
+    /// If `to` is of another material.
+    pub fn reorder_to(&self, to: &Layout) -> Reorder {
+        assert_eq!(self.material, to.material, "one material");
+        let shift = |position: usize| 6 * (self.free - 1 - position) as u32;
+        let moves: Vec<(u32, u32)> = self
+            .free_order
+            .iter()
+            .enumerate()
+            .map(|(from, piece)| {
+                let to = to
+                    .free_order
+                    .iter()
+                    .position(|p| p == piece)
+                    .expect("the same free pieces");
+                (shift(from), shift(to))
+            })
+            .filter(|(from, to)| from != to)
+            .collect();
+        // The digits that move form a permutation of their places: clear
+        // them all, then put each where it goes.
+        let keep = moves
+            .iter()
+            .fold(u64::MAX, |keep, &(from, _)| keep & !(63 << from));
+        Reorder { keep, moves }
+    }
+
+    /// The layout for `material` with its free pieces in `order` (checked
+    /// by the callers).
+    fn build(material: Material, order: &[u8]) -> Layout {
         let all = material.pieces();
         let kings = [Color::White.king(), Color::Black.king()];
-        let free: Vec<Piece> = all
+        let solver_order = free_pieces(material);
+        let free: Vec<Piece> = order
             .iter()
-            .copied()
-            .filter(|p| p.role != Role::King && p.role != Role::Pawn)
+            .map(|&i| solver_order[usize::from(i)])
             .collect();
         let pawns: Vec<Piece> = all
             .iter()
@@ -254,6 +355,7 @@ impl Layout {
             slice_lookup: Vec::new(),
             slice_size,
             identical,
+            free_order: order.to_vec(),
         };
         layout.enumerate_slices();
         layout
@@ -700,6 +802,48 @@ impl Layout {
     }
 }
 
+/// Every order of `items[k..]` after `items[..k]`, appended to `out` in
+/// lexicographic order (`items` ascending: the identity first).
+fn permutations(items: &mut Vec<u8>, k: usize, out: &mut Vec<Vec<u8>>) {
+    if k == items.len() {
+        out.push(items.clone());
+        return;
+    }
+    for i in k..items.len() {
+        items[k..=i].rotate_right(1);
+        permutations(items, k + 1, out);
+        items[k..=i].rotate_left(1);
+    }
+}
+
+/// The map between the indices of two layouts of one material in different
+/// free-piece orders ([`Layout::reorder_to`]): a shuffle of the 6-bit
+/// digits of the free pieces' squares.
+#[derive(Debug, Clone)]
+pub struct Reorder {
+    /// The bits that stay where they are.
+    keep: u64,
+    /// (from, to): the shift of each digit that moves, in both layouts.
+    moves: Vec<(u32, u32)>,
+}
+
+impl Reorder {
+    /// The index in the target layout of the position at `index`.
+    #[inline]
+    pub fn apply(&self, index: u64) -> u64 {
+        self.moves
+            .iter()
+            .fold(index & self.keep, |acc, &(from, to)| {
+                acc | ((index >> from) & 63) << to
+            })
+    }
+
+    /// Whether the map is the identity (the two orders are the same).
+    pub fn is_identity(&self) -> bool {
+        self.moves.is_empty()
+    }
+}
+
 /// The position of `board` with `turn` to move, no castling rights and no
 /// en-passant square, or `None` if it is not legal (the side not to move
 /// is in check). Checks that cannot arise in a game are accepted: tables
@@ -856,6 +1000,56 @@ mod tests {
             .expect("legal")
             .0;
         assert_eq!(l.sorted_identical(i), i);
+    }
+
+    #[test]
+    fn free_orders_keep_identical_pieces_together() {
+        let orders = |name: &str| Layout::free_orders(name.parse().expect("material"));
+        assert_eq!(orders("KRBvKR").len(), 6);
+        assert_eq!(orders("KRBvKR")[0], [0, 1, 2], "the solver's order first");
+        assert_eq!(orders("KRRvKR"), [vec![0, 1, 2], vec![2, 0, 1]]);
+        assert_eq!(orders("KRvK"), [vec![0]]);
+        assert_eq!(orders("KPvKP"), [Vec::<u8>::new()]);
+        let err = Layout::with_free_order("KRRvKR".parse().expect("material"), &[0, 2, 1])
+            .expect_err("the rooks apart");
+        assert_eq!(
+            err,
+            "free-piece order [0, 2, 1] is not an order of KRRvKR's 3 free pieces that keeps identical pieces together"
+        );
+        let err = Layout::with_free_order("KRvK".parse().expect("material"), &[0, 1])
+            .expect_err("too many");
+        assert!(err.starts_with("free-piece order [0, 1] is not"), "{err}");
+    }
+
+    #[test]
+    fn reordered_layouts_give_a_position_a_shuffled_index() {
+        for name in ["KRBvKR", "KRRvKR", "KRPvKR", "KQvKR", "KRRvKP"] {
+            let material = name.parse().expect("material");
+            let solver = Layout::new(material);
+            for order in Layout::free_orders(material) {
+                let file = Layout::with_free_order(material, &order).expect("listed");
+                let (to_file, back) = (solver.reorder_to(&file), file.reorder_to(&solver));
+                assert_eq!(to_file.is_identity(), order.is_sorted(), "{name} {order:?}");
+                assert_eq!(file.size(), solver.size());
+                for i in (0..solver.size()).step_by((solver.size() / 3000) as usize + 1) {
+                    let p = solver.decode(TableIndex(i));
+                    let j = to_file.apply(i);
+                    assert_eq!(back.apply(j), i, "{name} {order:?} {i}");
+                    let q = file.decode(TableIndex(j));
+                    for (k, &from) in order.iter().enumerate() {
+                        assert_eq!(q.squares[2 + k], p.squares[2 + usize::from(from)]);
+                    }
+                    if !solver.overlaps(&p) {
+                        assert_eq!(file.board(&q), solver.board(&p), "{name} {order:?} {i}");
+                        // A board's identical pieces come in ascending order.
+                        let placed = file.placement(&solver.board(&p)).expect("material");
+                        let sorted = file.sorted_identical(j);
+                        assert_eq!(file.encode(&placed).map(|t| t.0), Some(sorted));
+                        assert_eq!(to_file.apply(solver.sorted_identical(i)), sorted);
+                    }
+                }
+            }
+        }
     }
 
     fn check_round_trip(name: &str, seed: &[u8]) {

@@ -188,18 +188,42 @@ fn the_rules_nest_on_every_position() {
     for material in materials {
         let files = [fifty, seventy_five, none]
             .map(|tb| FileValues::new(tb, &material).expect("generated"));
-        // Chunk by chunk, each decoded in one pass (a probe per position
-        // would decode a block per position).
-        let (cells, kept) = (0..files[0].file().chunk_count())
+        // Each file numbers positions in the free-piece order it chose: the
+        // same position is at the same index up to a shuffle of the free
+        // pieces' digits, so aligned groups of 64^free indices (and of
+        // whole chunks) hold the same positions in every file.
+        let layouts = files.each_ref().map(|f| f.file().layout());
+        let to_file = layouts.map(|l| layouts[0].reorder_to(l));
+        let free = layouts[0].free_order().len() as u32;
+        let chunk_len = files[0].file().chunk_positions();
+        let group = chunk_len.max(64u64.pow(free));
+        let per_side = layouts[0].size().div_ceil(group);
+        let (cells, kept) = (0..2 * per_side)
             .into_par_iter()
-            .map(|chunk| {
-                let entries = files.each_ref().map(|f| f.chunk(chunk).expect("chunk"));
-                let (turn, range) = files[0].file().chunk_range(chunk);
-                let n = range.end - range.start;
+            .map(|g| {
+                let turn = if g < per_side {
+                    Color::White
+                } else {
+                    Color::Black
+                };
+                let start = (g % per_side) * group;
+                let end = (start + group).min(layouts[0].size());
+                // Each file's entries over the group, a chunk at a time
+                // (a probe per position would decode a block per position).
+                let entries = files.each_ref().map(|f| {
+                    let (first, _) = f.file().chunk_of(turn, TableIndex(start));
+                    let chunks = (end - start).div_ceil(chunk_len) as usize;
+                    (first..first + chunks)
+                        .flat_map(|c| f.chunk(c).expect("chunk"))
+                        .collect::<Vec<_>>()
+                });
                 let mut kept = 0;
-                let layout = files[0].file().layout();
-                for (k, index) in range.enumerate() {
-                    let wdl = entries.each_ref().map(|e| e[k].0);
+                let layout = layouts[0];
+                for index in start..end {
+                    let at = to_file
+                        .each_ref()
+                        .map(|map| (map.apply(index) - start) as usize);
+                    let wdl = [0, 1, 2].map(|f| entries[f][at[f]].0);
                     let dtz = if index % PROBED_EVERY == 0
                         && let Some(pos) = layout.position(&layout.decode(TableIndex(index)), turn)
                     {
@@ -207,14 +231,15 @@ fn the_rules_nest_on_every_position() {
                             .map(|tb| Some(tb.probe_dtz(&pos).expect("probe")))
                     } else {
                         // Kept wins may be decided by a zeroing move.
-                        entries
-                            .each_ref()
-                            .map(|e| e[k].1.filter(|_| e[k].0 <= Wdl::Draw))
+                        [0, 1, 2].map(|f| {
+                            let (wdl, dtz) = entries[f][at[f]];
+                            dtz.filter(|_| wdl <= Wdl::Draw)
+                        })
                     };
                     check_position(material, turn, index, dtz, wdl);
                     kept += u64::from(dtz.iter().all(Option::is_some));
                 }
-                (n, kept)
+                (end - start, kept)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         checked += cells;

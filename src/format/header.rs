@@ -2,17 +2,20 @@
 //! statistics it carries per side to move (see the byte table in the
 //! format module's doc).
 
-use shakmaty::{ByColor, Color};
+use shakmaty::{ByColor, Color, Role};
 
 use super::{
     DTZ_BLOCK_LEN, FormatError, HEADER_LEN, INDEX_SCHEME, MAGIC, VERSION, WDL_BLOCK_LEN,
     stream::CRC32, u16_at, u32_at, u64_at,
 };
 use crate::{
-    index::TableIndex,
+    index::{Layout, TableIndex},
     material::Material,
     value::{Dtz, Rule, Wdl},
 };
+
+/// Where the free-piece order lies: one nibble per free piece.
+const ORDER_AT: usize = 152;
 
 /// Bytes of one side's statistics in the header.
 const STATS_LEN: usize = 56;
@@ -26,6 +29,9 @@ pub struct Header {
     pub rule: Rule,
     /// Positions per side to move.
     pub positions: u64,
+    /// The order of the free pieces in the file's index (see
+    /// [`Layout::with_free_order`]).
+    pub free_order: Vec<u8>,
     /// Statistics per side to move.
     pub stats: ByColor<SideStats>,
 }
@@ -98,12 +104,10 @@ impl SideStats {
     }
 }
 
-pub(super) fn header_bytes(
-    material: Material,
-    rule: Rule,
-    n: u64,
-    stats: &ByColor<SideStats>,
-) -> Vec<u8> {
+/// The header of a file of `layout` (its material, size and free-piece
+/// order).
+pub(super) fn header_bytes(layout: &Layout, rule: Rule, stats: &ByColor<SideStats>) -> Vec<u8> {
+    let material = layout.material();
     let mut h = Vec::with_capacity(HEADER_LEN);
     h.extend_from_slice(&MAGIC);
     h.extend_from_slice(&VERSION.to_le_bytes());
@@ -115,7 +119,7 @@ pub(super) fn header_bytes(
     let text = material.to_string();
     name[..text.len()].copy_from_slice(text.as_bytes());
     h.extend_from_slice(&name);
-    h.extend_from_slice(&n.to_le_bytes());
+    h.extend_from_slice(&layout.size().to_le_bytes());
     for turn in Color::ALL {
         let s = stats.get(turn);
         for c in s.counts {
@@ -131,7 +135,13 @@ pub(super) fn header_bytes(
         }
         h.extend_from_slice(&s.longest_at.map_or(u64::MAX, |i| i.0).to_le_bytes());
     }
-    h.resize(HEADER_LEN - 4, 0);
+    let order = layout
+        .free_order()
+        .iter()
+        .rev()
+        .fold(0u32, |acc, &piece| acc << 4 | u32::from(piece));
+    h.extend_from_slice(&order.to_le_bytes());
+    debug_assert_eq!(h.len(), HEADER_LEN - 4);
     let crc = CRC32.checksum(&h);
     h.extend_from_slice(&crc.to_le_bytes());
     h
@@ -164,6 +174,18 @@ pub(super) fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
         return Err(bad(format!("material '{name}' is not normalised")));
     }
     let positions = u64_at(b, 32);
+    let free = material
+        .pieces()
+        .iter()
+        .filter(|p| !matches!(p.role, Role::King | Role::Pawn))
+        .count();
+    let order = u32_at(b, ORDER_AT);
+    let free_order: Vec<u8> = (0..free).map(|j| (order >> (4 * j) & 15) as u8).collect();
+    if order.checked_shr(4 * free as u32).unwrap_or(0) != 0 {
+        return Err(bad(format!(
+            "free-piece order {order:#x} has more than {free} pieces"
+        )));
+    }
     let stats = ByColor::new_with(|turn| {
         let at = 40 + STATS_LEN * usize::from(turn == Color::Black);
         let mut counts = [0u64; 5];
@@ -185,6 +207,7 @@ pub(super) fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
         material,
         rule,
         positions,
+        free_order,
         stats,
     })
 }

@@ -3,7 +3,10 @@
 //! One file per table, named after its material (`KRPvKR.dtz50`), holding
 //! WDL and DTZ in separate streams so that a WDL probe never touches DTZ
 //! bytes. All integers are little-endian. Positions are numbered per side
-//! to move by [`crate::index`]. The file has four stream places, each for
+//! to move by [`crate::index`], with the free pieces in the order the
+//! header records: the writer tries every order that keeps identical
+//! pieces together on a sample and keeps the one that compresses best
+//! (see the solved module). The file has four stream places, each for
 //! the codes of one section for one side to move, in this order: WDL with
 //! White to move, WDL with Black to move, DTZ with White, DTZ with Black.
 //! DTZ is kept for one side to move only, the one whose stream is smaller
@@ -28,7 +31,7 @@
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 160 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 5
+//!      8     2  VERSION (u16) = 6
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block (u16): WDL_BLOCK_LEN
@@ -40,7 +43,10 @@
 //!                 4 × u16 longest (win, cursed win, loss, blessed loss),
 //!                 u64 index reaching the longest (u64::MAX: none)
 //!     96    56  statistics, Black to move (same layout)
-//!    152     4  reserved, zero
+//!    152     4  free-piece order (u32): nibble j (from the least
+//!               significant) is the solver's position of the file's free
+//!               piece j (crate::index::Layout::with_free_order); zero
+//!               beyond the table's free pieces
 //!    156     4  CRC-32C of bytes 0..156
 //! three streams (WDL White, WDL Black, the kept DTZ), one after the
 //! other, each:
@@ -114,6 +120,7 @@ mod grammar;
 mod header;
 mod huffman;
 mod reader;
+mod solved;
 mod source;
 mod stream;
 mod writer;
@@ -122,13 +129,14 @@ pub use cache::BlockCache;
 pub(crate) use codes::{nibble_wdl, set_nibble_wdl};
 pub use header::{Header, SideStats};
 pub use reader::TableFile;
+pub use solved::SolvedValues;
 pub use source::{PositionalFile, Source};
-pub use writer::{SolvedValues, write_table};
+pub use writer::write_table;
 
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads.
-pub const VERSION: u16 = 5;
+pub const VERSION: u16 = 6;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block: one or two cache lines per probe.

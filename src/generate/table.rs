@@ -109,8 +109,8 @@ impl SolvedValues for Table {
         self.rule
     }
 
-    fn values_from(&self, turn: Color, start: u64) -> Box<dyn Iterator<Item = Option<Dtz>> + '_> {
-        Box::new((start..self.layout.size()).map(move |index| self.cells.load(turn, index).value()))
+    fn value(&self, turn: Color, index: u64) -> Option<Dtz> {
+        self.cells.load(turn, index).value()
     }
 }
 
@@ -351,8 +351,8 @@ impl SolvedValues for Seeded<'_> {
         self.table.rule
     }
 
-    fn values_from(&self, turn: Color, start: u64) -> Box<dyn Iterator<Item = Option<Dtz>> + '_> {
-        self.table.values_from(turn, start)
+    fn value(&self, turn: Color, index: u64) -> Option<Dtz> {
+        SolvedValues::value(self.table, turn, index)
     }
 
     fn zeroing_decides(&self, turn: Color, index: u64) -> bool {

@@ -1,0 +1,212 @@
+//! A solved table as a file keeps it: what the writer needs of the solver
+//! ([`SolvedValues`]), the code each position of a stream takes, and the
+//! order of the free pieces the file numbers positions in.
+//!
+//! The order of the free pieces decides which positions are neighbours in
+//! a stream, so how long the runs of equal codes are: the same table takes
+//! 35-41 % fewer bytes in its best order than in the solver's (KRBvKR,
+//! KRNvKR, KQRvKR; see BENCHMARKS.md), and no fixed rule finds the best
+//! one. [`choose_layout`] therefore tries every order that keeps identical
+//! pieces together ([`Layout::free_orders`]) on a sample of each stream
+//! and keeps the one whose estimate is smallest; the file's header records
+//! it, and readers number positions in it. The sample is fixed, so the
+//! choice does not depend on the thread count.
+
+use rayon::prelude::*;
+use shakmaty::Color;
+
+use super::{
+    Section, StreamId,
+    codes::{dtz_code, wdl_code},
+    stream::estimate_bytes,
+};
+use crate::{
+    index::{Layout, Reorder},
+    value::{Dtz, Rule, Wdl},
+};
+
+/// Positions per side up to which a whole stream is the sample.
+const WHOLE_UP_TO: u64 = 1 << 18;
+/// Windows the sample of a larger stream is cut into.
+const WINDOWS: u64 = 16;
+/// Positions per window.
+const WINDOW: u64 = 1 << 14;
+
+/// What the writer needs of a solved table.
+pub trait SolvedValues: Sync {
+    /// The table's index scheme (the solver's free-piece order).
+    fn layout(&self) -> &Layout;
+
+    /// The rule the table was solved for.
+    fn rule(&self) -> Rule;
+
+    /// The final DTZ of the position at `index` with `turn` to move;
+    /// `None` where there is no position (illegal placements).
+    fn value(&self, turn: Color, index: u64) -> Option<Dtz>;
+
+    /// Whether the position at `index`, a win, has a zeroing move that
+    /// wins as fast as a win of its kind can be
+    /// ([`Dtz::fastest`]): readers find that move first
+    /// ([`crate::probe::won_by_zeroing`]), so the file may store any DTZ
+    /// there. Answering `false` is always sound, and is what a table
+    /// without its sub-tables at hand answers.
+    fn zeroing_decides(&self, turn: Color, index: u64) -> bool {
+        let _ = (turn, index);
+        false
+    }
+
+    /// Whether the best capture of the position at `index` gives the side
+    /// to move the position's WDL: readers find it by a capture search
+    /// ([`crate::probe::position_wdl`]), so the file may store any WDL up
+    /// to it. Answering `false` is always sound.
+    fn capture_reaches(&self, turn: Color, index: u64) -> bool {
+        let _ = (turn, index);
+        false
+    }
+}
+
+/// A solved table seen in a file's free-piece order.
+pub(super) struct InFileOrder<'a, T: ?Sized> {
+    table: &'a T,
+    /// The file's index scheme.
+    layout: Layout,
+    /// From the file's indices to the solver's.
+    to_solver: Reorder,
+}
+
+impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
+    /// `table` numbered by `layout`, a layout of its material.
+    pub fn new(table: &'a T, layout: Layout) -> InFileOrder<'a, T> {
+        let to_solver = layout.reorder_to(table.layout());
+        InFileOrder {
+            table,
+            layout,
+            to_solver,
+        }
+    }
+
+    /// The file's index scheme.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The codes of `len` positions of one stream from file index
+    /// `start`, with "don't care" positions taking the value before them
+    /// (see the module doc of the format): illegal positions, identical
+    /// pieces out of order, draws in DTZ, and wins in DTZ that a zeroing
+    /// move decides ([`SolvedValues::zeroing_decides`]); a WDL that a
+    /// capture reaches ([`SolvedValues::capture_reaches`]) takes the value
+    /// before it if that is no higher, else its own.
+    pub fn codes(&self, id: StreamId, start: u64, len: usize) -> Vec<u16> {
+        let table = self.table;
+        let rule = table.rule();
+        let wanted: Vec<Wanted> = (start..start + len as u64)
+            .map(|index| {
+                // Readers read the sorted order of identical pieces only.
+                if self.layout.sorted_identical(index) != index {
+                    return Wanted::Any;
+                }
+                let solver = self.to_solver.apply(index);
+                match (id.section, table.value(id.turn, solver)) {
+                    (Section::Wdl, Some(dtz)) => {
+                        let code = wdl_code(Wdl::from_dtz(dtz, rule));
+                        if table.capture_reaches(id.turn, solver) {
+                            Wanted::AtMost(code)
+                        } else {
+                            Wanted::Exactly(code)
+                        }
+                    }
+                    (Section::Dtz, Some(dtz))
+                        if dtz.0 != 0 && !(dtz.0 > 0 && table.zeroing_decides(id.turn, solver)) =>
+                    {
+                        Wanted::Exactly(dtz_code(dtz, rule))
+                    }
+                    _ => Wanted::Any,
+                }
+            })
+            .collect();
+        let mut previous = wanted
+            .iter()
+            .find_map(|w| match *w {
+                Wanted::Exactly(code) => Some(code),
+                _ => None,
+            })
+            .unwrap_or(match id.section {
+                Section::Wdl => wdl_code(Wdl::Draw),
+                _ => 1,
+            });
+        wanted
+            .into_iter()
+            .map(|wanted| {
+                previous = match wanted {
+                    Wanted::Exactly(code) => code,
+                    Wanted::AtMost(code) => previous.min(code),
+                    Wanted::Any => previous,
+                };
+                previous
+            })
+            .collect()
+    }
+
+    /// About how many bytes the file's streams take: both WDL streams and
+    /// the smaller DTZ stream (the one a file keeps), each estimated from
+    /// a fixed sample ([`estimate_bytes`]).
+    fn estimated_bytes(&self) -> f64 {
+        let n = self.layout.size();
+        let (starts, len): (Vec<u64>, u64) = if n <= WHOLE_UP_TO {
+            (vec![0], n)
+        } else {
+            let windows = (0..WINDOWS)
+                .map(|i| i * (n - WINDOW) / (WINDOWS - 1))
+                .collect();
+            (windows, WINDOW)
+        };
+        let scale = (starts.len() as u64 * len) as f64 / n as f64;
+        let bytes: Vec<f64> = StreamId::ALL
+            .par_iter()
+            .map(|&id| {
+                let sample: Vec<Vec<u16>> = starts
+                    .iter()
+                    .map(|&start| self.codes(id, start, len as usize))
+                    .collect();
+                estimate_bytes(&sample, scale)
+            })
+            .collect();
+        bytes[0] + bytes[1] + bytes[2].min(bytes[3])
+    }
+}
+
+/// What a position's stored code may be.
+#[derive(Clone, Copy)]
+enum Wanted {
+    /// This code.
+    Exactly(u16),
+    /// This code or any below it (a WDL that a capture reaches).
+    AtMost(u16),
+    /// Any code ("don't care").
+    Any,
+}
+
+/// `table` in the free-piece order its file takes: of the orders that keep
+/// identical pieces together, the one whose streams' estimated bytes are
+/// fewest (the solver's own on a tie, then the first in
+/// [`Layout::free_orders`]).
+pub(super) fn choose_layout<T: SolvedValues + ?Sized>(table: &T) -> InFileOrder<'_, T> {
+    let material = table.layout().material();
+    let orders = Layout::free_orders(material);
+    if orders.len() == 1 {
+        return InFileOrder::new(table, table.layout().clone());
+    }
+    let estimates: Vec<f64> = orders
+        .par_iter()
+        .map(|order| {
+            let layout = Layout::with_free_order(material, order).expect("an order it lists");
+            InFileOrder::new(table, layout).estimated_bytes()
+        })
+        .collect();
+    let best = (0..orders.len())
+        .min_by(|&a, &b| estimates[a].total_cmp(&estimates[b]).then(a.cmp(&b)))
+        .expect("at least one order");
+    let layout = Layout::with_free_order(material, &orders[best]).expect("an order it lists");
+    InFileOrder::new(table, layout)
+}
