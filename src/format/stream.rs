@@ -62,16 +62,21 @@ impl EncodedStream {
     }
 }
 
-/// Encode a stream of `n` codes, read a range at a time by `codes(start,
-/// len)`, in blocks of `block_len` bytes.
-pub(super) fn encode_stream(
-    n: u64,
-    block_len: usize,
-    codes: &(dyn Fn(u64, usize) -> Vec<u16> + Sync),
-) -> EncodedStream {
-    let segments: Vec<(u64, usize)> = (0..n.div_ceil(SEGMENT))
+/// The codes of a stream of `n` positions, read a range at a time by
+/// `codes(start, len)`.
+pub(super) type Codes<'a> = &'a (dyn Fn(u64, usize) -> Vec<u16> + Sync);
+
+/// The segments a stream of `n` positions is encoded in.
+fn segments(n: u64) -> Vec<(u64, usize)> {
+    (0..n.div_ceil(SEGMENT))
         .map(|i| (i * SEGMENT, (n - i * SEGMENT).min(SEGMENT) as usize))
-        .collect();
+        .collect()
+}
+
+/// The grammar of a stream of `n` codes: every code it holds a terminal,
+/// the pairs from a fixed sample (all of it up to [`SAMPLE`] positions).
+pub(super) fn stream_grammar(n: u64, codes: Codes<'_>) -> Grammar {
+    let segments = segments(n);
     let terminals = segments
         .par_iter()
         .map(|&(start, len)| {
@@ -97,15 +102,25 @@ pub(super) fn encode_stream(
             .collect();
         (windows, SAMPLE as f64 / n as f64)
     };
-    let grammar = Grammar::build(terminals, &sample, scale);
-    drop(sample);
+    Grammar::build(terminals, &sample, scale)
+}
+
+/// Encode a stream of `n` codes with its `grammar` (from
+/// [`stream_grammar`]) in blocks of `block_len` bytes.
+pub(super) fn encode_stream(
+    n: u64,
+    block_len: usize,
+    grammar: &Grammar,
+    codes: Codes<'_>,
+) -> EncodedStream {
+    let segments = segments(n);
     let encoder = grammar.encoder();
     let symbols: Vec<Vec<u16>> = segments
         .par_iter()
         .map(|&(start, len)| encoder.encode(&codes(start, len)))
         .collect();
     drop(encoder);
-    let lens = symbol_lens(&grammar);
+    let lens = symbol_lens(grammar);
     let mut counts = vec![0u64; grammar.symbol_count()];
     for s in symbols.iter().flatten() {
         counts[usize::from(*s)] += 1;
@@ -116,7 +131,7 @@ pub(super) fn encode_stream(
     let tables = [packed.counts, packed.index].concat();
     let head = head_bytes(
         n,
-        &grammar,
+        grammar,
         &lengths,
         packed.block_count,
         &tables,

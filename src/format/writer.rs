@@ -13,9 +13,10 @@ use shakmaty::ByColor;
 
 use super::{
     StreamId,
+    grammar::Grammar,
     header::{SideStats, header_bytes},
     solved::{SolvedValues, choose_layout},
-    stream::{CRC32, EncodedStream, encode_stream},
+    stream::{CRC32, EncodedStream, encode_stream, stream_grammar},
 };
 use crate::index::TableIndex;
 
@@ -42,20 +43,36 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     });
     let mut out = HashingWriter::new(out);
     out.write_all(&header_bytes(layout, table.rule(), &stats))?;
-    // Small tables' four streams are encoded at once (their grammars are
-    // built one thread each); a large table's one after the other, each in
-    // parallel inside, so that one stream's working memory is held at a
-    // time. Either way they are written in order.
-    let encode =
-        |id: StreamId| encode_stream(n, id.block_len(), &|start, len| file.codes(id, start, len));
+    // The four grammars are built at once (each on one thread: a build is
+    // a sequence of passes over its sample). Then small tables' four
+    // streams are encoded at once; a large table's one after the other,
+    // each in parallel inside, so that one stream's working memory is
+    // held at a time. Either way they are written in order.
+    let codes = |id: StreamId| {
+        let file = &file;
+        move |start, len| file.codes(id, start, len)
+    };
+    let grammars: Vec<Grammar> = StreamId::ALL
+        .par_iter()
+        .map(|&id| stream_grammar(n, &codes(id)))
+        .collect();
+    let encode = |(id, grammar): (StreamId, &Grammar)| {
+        Some(encode_stream(n, id.block_len(), grammar, &codes(id)))
+    };
     let mut streams: Vec<Option<EncodedStream>> = if n <= PARALLEL_STREAMS_UP_TO {
         StreamId::ALL
-            .par_iter()
-            .map(|&id| Some(encode(id)))
+            .into_par_iter()
+            .zip(&grammars)
+            .map(encode)
             .collect()
     } else {
-        StreamId::ALL.iter().map(|&id| Some(encode(id))).collect()
+        StreamId::ALL
+            .into_iter()
+            .zip(&grammars)
+            .map(encode)
+            .collect()
     };
+    drop(grammars);
     // DTZ is kept for one side to move, the one whose stream is smaller
     // (White on a tie); readers find the other side's by a one-ply search.
     let dtz_len = |slot: usize| streams[slot].as_ref().map_or(0, EncodedStream::file_bytes);
