@@ -286,8 +286,15 @@ const NO_SYMBOL: u16 = u16::MAX;
 /// `counts` (of every adjacent pair) is updated for the pairs that change:
 /// only those that touch a replaced pair, before or after.
 fn replace_counting(seq: &mut Vec<u16>, by_left: &[(u16, u16)], counts: &mut PairMap<u32>) {
+    // A pair no longer present leaves the map, which so holds the pairs
+    // of the sample as it is now (not every pair it ever had).
     let remove = |counts: &mut PairMap<u32>, l: u16, r: u16| {
-        *counts.get_mut(&key(l, r)).expect("a counted pair") -= 1;
+        let k = key(l, r);
+        let count = counts.get_mut(&k).expect("a counted pair");
+        *count -= 1;
+        if *count == 0 {
+            counts.remove(&k);
+        }
     };
     let n = seq.len();
     let (mut read, mut write) = (0, 0);
@@ -380,7 +387,7 @@ mod tests {
                 *counts.entry(key(w[0], w[1])).or_default() += 1;
             }
         }
-        let mut counts: Vec<(u32, u32)> = counts.into_iter().filter(|&(_, c)| c > 0).collect();
+        let mut counts: Vec<(u32, u32)> = counts.into_iter().collect();
         counts.sort_unstable();
         counts
     }
@@ -418,11 +425,8 @@ mod tests {
                 replace_counting(seq, &by_left, &mut counts);
             }
             assert_eq!(seqs, expected);
-            let mut kept: Vec<(u32, u32)> = counts
-                .iter()
-                .filter(|&(_, &c)| c > 0)
-                .map(|(&k, &c)| (k, c))
-                .collect();
+            // Every pair present, and no other.
+            let mut kept: Vec<(u32, u32)> = counts.iter().map(|(&k, &c)| (k, c)).collect();
             kept.sort_unstable();
             assert_eq!(kept, fresh_counts(&seqs), "after {pairs:?}");
         }
