@@ -9,8 +9,9 @@
 //! (see the solved module). The file has four stream places, each for
 //! the codes of one section for one side to move, in this order: WDL with
 //! White to move, WDL with Black to move, DTZ with White, DTZ with Black.
-//! DTZ is kept for one side to move only, the one whose stream is smaller
-//! (White on a tie); the other DTZ place is all zeros. A reader finds the
+//! DTZ is kept for one side to move only, the one whose stream the writer
+//! estimates smaller from a sample (White on a tie; see the solved
+//! module); the other DTZ place is all zeros. A reader finds the
 //! other side's DTZ by a one-ply search: each quiet move reaches the kept
 //! side, each zeroing move needs only WDL
 //! ([`crate::probe::dtz_by_moves`]).

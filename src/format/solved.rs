@@ -6,7 +6,7 @@
 //! a stream, so how long the runs of equal codes are: the same table takes
 //! 35-41 % fewer bytes in its best order than in the solver's (KRBvKR,
 //! KRNvKR, KQRvKR; see BENCHMARKS.md), and no fixed rule finds the best
-//! one. [`choose_layout`] therefore tries every order that keeps identical
+//! one. [`plan_file`] therefore tries every order that keeps identical
 //! pieces together ([`Layout::free_orders`]) on a sample of each stream
 //! and keeps the one whose estimate is smallest; the file's header records
 //! it, and readers number positions in it. The sample is fixed, so the
@@ -148,10 +148,9 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
             .collect()
     }
 
-    /// About how many bytes the file's streams take: both WDL streams and
-    /// the smaller DTZ stream (the one a file keeps), each estimated from
-    /// a fixed sample ([`estimate_bytes`]).
-    fn estimated_bytes(&self) -> f64 {
+    /// About how many bytes each stream takes, in [`StreamId::ALL`] order,
+    /// each estimated from a fixed sample ([`estimate_bytes`]).
+    fn estimated_bytes(&self) -> [f64; 4] {
         let n = self.layout.size();
         let (starts, len): (Vec<u64>, u64) = if n <= WHOLE_UP_TO {
             (vec![0], n)
@@ -172,7 +171,7 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
                 estimate_bytes(&sample, scale)
             })
             .collect();
-        bytes[0] + bytes[1] + bytes[2].min(bytes[3])
+        bytes.try_into().expect("four streams")
     }
 }
 
@@ -187,26 +186,37 @@ enum Wanted {
     Any,
 }
 
-/// `table` in the free-piece order its file takes: of the orders that keep
-/// identical pieces together, the one whose streams' estimated bytes are
-/// fewest (the solver's own on a tie, then the first in
-/// [`Layout::free_orders`]).
-pub(super) fn choose_layout<T: SolvedValues + ?Sized>(table: &T) -> InFileOrder<'_, T> {
+/// How `table` is written: in the free-piece order that, of the orders
+/// that keep identical pieces together, gives the fewest estimated bytes
+/// (both WDL streams and the smaller DTZ stream; the solver's own order
+/// on a tie, then the first in [`Layout::free_orders`]), keeping the DTZ
+/// of the side whose stream is estimated smaller (White on a tie). The
+/// estimate decides the side so that the other side's DTZ stream is never
+/// encoded.
+pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> (InFileOrder<'_, T>, Color) {
     let material = table.layout().material();
     let orders = Layout::free_orders(material);
-    if orders.len() == 1 {
-        return InFileOrder::new(table, table.layout().clone());
-    }
-    let estimates: Vec<f64> = orders
+    let estimates: Vec<[f64; 4]> = orders
         .par_iter()
         .map(|order| {
             let layout = Layout::with_free_order(material, order).expect("an order it lists");
             InFileOrder::new(table, layout).estimated_bytes()
         })
         .collect();
+    let total = |e: &[f64; 4]| e[0] + e[1] + e[2].min(e[3]);
     let best = (0..orders.len())
-        .min_by(|&a, &b| estimates[a].total_cmp(&estimates[b]).then(a.cmp(&b)))
+        .min_by(|&a, &b| {
+            total(&estimates[a])
+                .total_cmp(&total(&estimates[b]))
+                .then(a.cmp(&b))
+        })
         .expect("at least one order");
     let layout = Layout::with_free_order(material, &orders[best]).expect("an order it lists");
-    InFileOrder::new(table, layout)
+    let [.., white, black] = estimates[best];
+    let dtz_side = if black < white {
+        Color::Black
+    } else {
+        Color::White
+    };
+    (InFileOrder::new(table, layout), dtz_side)
 }

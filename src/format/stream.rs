@@ -55,13 +55,6 @@ pub(super) struct EncodedStream {
     pub tables: Vec<u8>,
 }
 
-impl EncodedStream {
-    /// Bytes it takes in a file.
-    pub fn file_bytes(&self) -> usize {
-        self.blocks.len() + self.head.len() + self.tables.len()
-    }
-}
-
 /// The codes of a stream of `n` positions, read a range at a time by
 /// `codes(start, len)`.
 pub(super) type Codes<'a> = &'a (dyn Fn(u64, usize) -> Vec<u16> + Sync);

@@ -12,10 +12,10 @@ use sha2::{Digest, Sha256};
 use shakmaty::ByColor;
 
 use super::{
-    StreamId,
+    Section, StreamId,
     grammar::Grammar,
     header::{SideStats, header_bytes},
-    solved::{SolvedValues, choose_layout},
+    solved::{SolvedValues, plan_file},
     stream::{CRC32, EncodedStream, encode_stream, stream_grammar},
 };
 use crate::index::TableIndex;
@@ -32,7 +32,7 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     stats: &ByColor<SideStats>,
     out: W,
 ) -> io::Result<W> {
-    let file = choose_layout(table);
+    let (file, dtz_side) = plan_file(table);
     let layout = file.layout();
     let n = layout.size();
     // The statistics name a position by its index in the file's order.
@@ -43,48 +43,44 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     });
     let mut out = HashingWriter::new(out);
     out.write_all(&header_bytes(layout, table.rule(), &stats))?;
-    // The four grammars are built at once (each on one thread: a build is
-    // a sequence of passes over its sample). Then small tables' four
-    // streams are encoded at once; a large table's one after the other,
-    // each in parallel inside, so that one stream's working memory is
-    // held at a time. Either way they are written in order.
+    // DTZ is kept for one side to move (readers find the other side's by
+    // a one-ply search), so three streams are written. Their grammars are
+    // built at once (each on one thread: a build is a sequence of passes
+    // over its sample). Then small tables' streams are encoded at once; a
+    // large table's one at a time as it is written, each in parallel
+    // inside, so that one stream's working memory is held at a time.
+    let kept: Vec<StreamId> = StreamId::ALL
+        .into_iter()
+        .filter(|id| id.section == Section::Wdl || id.turn == dtz_side)
+        .collect();
     let codes = |id: StreamId| {
         let file = &file;
         move |start, len| file.codes(id, start, len)
     };
-    let grammars: Vec<Grammar> = StreamId::ALL
+    let grammars: Vec<Grammar> = kept
         .par_iter()
         .map(|&id| stream_grammar(n, &codes(id)))
         .collect();
-    let encode = |(id, grammar): (StreamId, &Grammar)| {
-        Some(encode_stream(n, id.block_len(), grammar, &codes(id)))
-    };
-    let mut streams: Vec<Option<EncodedStream>> = if n <= PARALLEL_STREAMS_UP_TO {
-        StreamId::ALL
-            .into_par_iter()
+    let encode =
+        |id: StreamId, grammar: &Grammar| encode_stream(n, id.block_len(), grammar, &codes(id));
+    let mut encoded: Vec<Option<EncodedStream>> = if n <= PARALLEL_STREAMS_UP_TO {
+        kept.par_iter()
             .zip(&grammars)
-            .map(encode)
+            .map(|(&id, grammar)| Some(encode(id, grammar)))
             .collect()
     } else {
-        StreamId::ALL
-            .into_iter()
-            .zip(&grammars)
-            .map(encode)
-            .collect()
+        kept.iter().map(|_| None).collect()
     };
-    drop(grammars);
-    // DTZ is kept for one side to move, the one whose stream is smaller
-    // (White on a tie); readers find the other side's by a one-ply search.
-    let dtz_len = |slot: usize| streams[slot].as_ref().map_or(0, EncodedStream::file_bytes);
-    let dropped = if dtz_len(3) < dtz_len(2) { 2 } else { 3 };
-    streams[dropped] = None;
     let mut trailer = Vec::with_capacity(super::TRAILER_LEN);
-    for (id, stream) in StreamId::ALL.into_iter().zip(streams) {
-        let Some(stream) = stream else {
+    for id in StreamId::ALL {
+        let Some(k) = kept.iter().position(|&kept| kept == id) else {
             // An absent stream's place is all zeros.
             trailer.extend_from_slice(&[0; 32]);
             continue;
         };
+        let stream = encoded[k]
+            .take()
+            .unwrap_or_else(|| encode(id, &grammars[k]));
         let block_len = id.block_len() as u64;
         let padding = (block_len - out.written % block_len) % block_len;
         out.write_all(&vec![0; padding as usize])?;
