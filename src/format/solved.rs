@@ -9,8 +9,10 @@
 //! one. [`plan_file`] therefore tries every order that keeps identical
 //! pieces together ([`Layout::free_orders`]) on a sample of each stream
 //! and keeps the one whose estimate is smallest; the file's header records
-//! it, and readers number positions in it. The sample is fixed, so the
-//! choice does not depend on the thread count.
+//! it, and readers number positions in it. The same estimate decides
+//! which side's DTZ the file keeps, so the other side's DTZ stream is never
+//! encoded. The sample is fixed, so the choice does not depend on the
+//! thread count.
 
 use rayon::prelude::*;
 use shakmaty::Color;
