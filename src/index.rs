@@ -218,7 +218,7 @@ pub struct Layout {
 
 /// The free pieces (neither kings nor pawns) of a material in the solver's
 /// order: White's then Black's, strongest first.
-fn free_pieces(material: Material) -> Vec<Piece> {
+pub(crate) fn free_pieces(material: Material) -> Vec<Piece> {
     material
         .pieces()
         .into_iter()

@@ -50,8 +50,13 @@ pub(super) struct Grammar {
 impl Grammar {
     /// Build a grammar for a stream with these distinct `terminals`
     /// (ascending) from `sample` segments of its codes, the sample being
-    /// `scale` times the stream's length.
-    pub(super) fn build(terminals: Vec<u16>, sample: &[Vec<u16>], scale: f64) -> Grammar {
+    /// `scale` times the stream's length. Returns it with the sample's
+    /// segments as its symbols (what its encoder makes of them).
+    pub(super) fn build(
+        terminals: Vec<u16>,
+        sample: &[Vec<u16>],
+        scale: f64,
+    ) -> (Grammar, Vec<Vec<u16>>) {
         let mut grammar = Grammar {
             terminals,
             pairs: Vec::new(),
@@ -112,7 +117,7 @@ impl Grammar {
                 replace_counting(seq, &by_left, &mut counts);
             }
         }
-        grammar
+        (grammar, seqs)
     }
 
     /// Terminals plus pairs.
@@ -367,12 +372,14 @@ mod tests {
             })
             .collect();
         let sample = vec![codes[..50_000].to_vec()];
-        let g = Grammar::build(vec![0, 2, 3, 4], &sample, 0.5);
+        let (g, built) = Grammar::build(vec![0, 2, 3, 4], &sample, 0.5);
         assert!(!g.pairs.is_empty());
         for (l, r) in &g.pairs {
             assert!(usize::from(*l.max(r)) < g.symbol_count());
         }
         let encoder = g.encoder();
+        // The sample's symbols from the build are what the encoder makes.
+        assert_eq!(built, [encoder.encode(&sample[0])]);
         for segment in codes.chunks(7_777) {
             let symbols = encoder.encode(segment);
             assert!(symbols.len() * 4 < segment.len(), "{}", symbols.len());

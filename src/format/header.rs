@@ -2,14 +2,14 @@
 //! statistics it carries per side to move (see the byte table in the
 //! format module's doc).
 
-use shakmaty::{ByColor, Color, Role};
+use shakmaty::{ByColor, Color};
 
 use super::{
     DTZ_BLOCK_LEN, FormatError, HEADER_LEN, INDEX_SCHEME, MAGIC, VERSION, WDL_BLOCK_LEN,
     stream::CRC32, u16_at, u32_at, u64_at,
 };
 use crate::{
-    index::{Layout, TableIndex},
+    index::{Layout, TableIndex, free_pieces},
     material::Material,
     value::{Dtz, Rule, Wdl},
 };
@@ -174,11 +174,7 @@ pub(super) fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
         return Err(bad(format!("material '{name}' is not normalised")));
     }
     let positions = u64_at(b, 32);
-    let free = material
-        .pieces()
-        .iter()
-        .filter(|p| !matches!(p.role, Role::King | Role::Pawn))
-        .count();
+    let free = free_pieces(material).len();
     let order = u32_at(b, ORDER_AT);
     let free_order: Vec<u8> = (0..free).map(|j| (order >> (4 * j) & 15) as u8).collect();
     if order.checked_shr(4 * free as u32).unwrap_or(0) != 0 {

@@ -95,7 +95,7 @@ pub(super) fn stream_grammar(n: u64, codes: Codes<'_>) -> Grammar {
             .collect();
         (windows, SAMPLE as f64 / n as f64)
     };
-    Grammar::build(terminals, &sample, scale)
+    Grammar::build(terminals, &sample, scale).0
 }
 
 /// Encode a stream of `n` codes with its `grammar` (from
@@ -149,13 +149,10 @@ pub(super) fn estimate_bytes(windows: &[Vec<u16>], scale: f64) -> f64 {
         seen[usize::from(code)] = true;
     }
     let terminals = (0..=u16::MAX).filter(|&c| seen[usize::from(c)]).collect();
-    let grammar = Grammar::build(terminals, windows, scale);
-    let encoder = grammar.encoder();
+    let (grammar, symbols) = Grammar::build(terminals, windows, scale);
     let mut counts = vec![0u64; grammar.symbol_count()];
-    for window in windows {
-        for s in encoder.encode(window) {
-            counts[usize::from(s)] += 1;
-        }
+    for &s in symbols.iter().flatten() {
+        counts[usize::from(s)] += 1;
     }
     let bits: u64 = code_lengths(&counts)
         .iter()

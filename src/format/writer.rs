@@ -20,7 +20,8 @@ use super::{
 };
 use crate::index::TableIndex;
 
-/// Positions per side up to which the four streams are encoded at once.
+/// Positions per side up to which a file's three streams are encoded at
+/// once.
 const PARALLEL_STREAMS_UP_TO: u64 = 1 << 22;
 
 /// Write `table` (with its `stats`) to `out` in the format above.
