@@ -164,28 +164,28 @@ impl CellArray {
         self.bytes.bytes()[index as usize].store(self.encode(index, cell), Ordering::Relaxed);
     }
 
-    /// Store `cell` at `index` if it holds an unknown code; false if it
-    /// did not (or another thread claimed it first).
+    /// Store `cell` at `index` if it holds an unknown code, and return
+    /// that code; `None` if it did not (or another thread claimed it
+    /// first).
     #[inline]
-    pub fn claim(&self, index: u64, cell: Cell) -> bool {
+    pub fn claim(&self, index: u64, cell: Cell) -> Option<Cell> {
         let slot = &self.bytes.bytes()[index as usize];
         let old = slot.load(Ordering::Relaxed);
         if !(UNKNOWN_FIRST..OVERFLOW_WIN).contains(&old) {
-            return false;
+            return None;
         }
         let code = encode_exact(cell);
-        let won = slot
-            .compare_exchange(
-                old,
-                code.unwrap_or(overflow_code(cell)),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            )
-            .is_ok();
-        if won && code.is_none() {
+        slot.compare_exchange(
+            old,
+            code.unwrap_or(overflow_code(cell)),
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        )
+        .ok()?;
+        if code.is_none() {
             self.defer(index, cell);
         }
-        won
+        Some(UNKNOWNS[usize::from(old - UNKNOWN_FIRST)])
     }
 
     /// Make every value stored so far readable by [`CellArray::load`].
@@ -311,6 +311,39 @@ impl PackedCells {
 enum LevelCells {
     Open(CellArray),
     Packed(PackedCells),
+}
+
+/// One bit per position of a table, in memory mapped on demand: a page is
+/// allocated when a bit in it is first set, so a pawn table's bits grow
+/// level by level as it is solved.
+#[derive(Debug)]
+pub struct TableBits {
+    bytes: WorkArray,
+}
+
+impl TableBits {
+    /// `positions` bits, all clear.
+    ///
+    /// # Errors
+    /// If the memory cannot be mapped.
+    pub fn new(positions: u64) -> io::Result<TableBits> {
+        let len = usize::try_from(positions.div_ceil(8)).expect("table fits in memory");
+        Ok(TableBits {
+            bytes: WorkArray::anonymous(len)?,
+        })
+    }
+
+    /// Set the bit of `index` (threads may set bits at once).
+    #[inline]
+    pub fn set(&self, index: u64) {
+        self.bytes.bytes()[(index / 8) as usize].fetch_or(1 << (index % 8), Ordering::Relaxed);
+    }
+
+    /// The bit of `index`.
+    #[inline]
+    pub fn get(&self, index: u64) -> bool {
+        self.bytes.bytes()[(index / 8) as usize].load(Ordering::Relaxed) & 1 << (index % 8) != 0
+    }
 }
 
 /// Every cell of one table, both sides to move, level by level (see the
@@ -625,8 +658,8 @@ mod tests {
         cells.store(1, Cell(EXACT));
         cells.store(2, Cell(-EXACT - 1));
         cells.store(3, Cell::UNKNOWN_CURSED_WIN);
-        assert!(cells.claim(3, Cell(900)));
-        assert!(!cells.claim(3, Cell(901)));
+        assert_eq!(cells.claim(3, Cell(900)), Some(Cell::UNKNOWN_CURSED_WIN));
+        assert_eq!(cells.claim(3, Cell(901)), None);
         cells.publish();
         assert_eq!(cells.load(1), Cell(EXACT));
         assert_eq!(cells.load(2), Cell(-EXACT - 1));

@@ -143,17 +143,6 @@ const ROUTE_KEYS: usize = (MAX_PIECES + 1) * (PROMOTIONS.len() + 1);
 
 const PROMOTIONS: [Role; 4] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight];
 
-/// How a seeder reads destination tables held in files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reads {
-    /// Unpack a chunk of WDL on first use and keep it until the seeder is
-    /// dropped: for passes over every position.
-    KeepChunks,
-    /// Probe each value and keep nothing: for a few positions of a table,
-    /// with memory bounded.
-    Probe,
-}
-
 /// Computes initial cells of one table (see the module doc).
 pub(crate) struct Seeder<'a> {
     layout: &'a Layout,
@@ -166,7 +155,9 @@ pub(crate) struct Seeder<'a> {
 impl<'a> Seeder<'a> {
     /// A seeder for `layout` that searches the moves `search` names,
     /// reading destination tables (this one included, for pawn moves) from
-    /// `store` as `reads` says. A seeder of [`Search::Captures`] (for
+    /// `store`; it unpacks a chunk of a file's WDL on first use and keeps
+    /// it until it is dropped, as it serves passes over every position. A
+    /// seeder of [`Search::Captures`] (for
     /// [`Seeder::best_capture`]) reads tables of fewer pieces only.
     ///
     /// # Errors
@@ -175,7 +166,6 @@ impl<'a> Seeder<'a> {
         layout: &'a Layout,
         rule: Rule,
         store: &'a dyn StoredValues,
-        reads: Reads,
         search: Search,
     ) -> Result<Seeder<'a>, ProbeError> {
         let mut moves = zeroing_moves(layout);
@@ -194,16 +184,12 @@ impl<'a> Seeder<'a> {
             .map(|material| {
                 let normalized = material.normalized();
                 let values = store.indexed(&normalized)?;
-                let kept = values
-                    .wdl_chunks()
-                    .filter(|_| reads == Reads::KeepChunks)
-                    .map(|source| KeptChunks {
-                        source,
-                        chunks: (0..source.chunk_count()).map(|_| OnceLock::new()).collect(),
-                    });
+                let kept = values.wdl_chunks().map(|source| KeptChunks {
+                    source,
+                    chunks: (0..source.chunk_count()).map(|_| OnceLock::new()).collect(),
+                });
                 let resolver = if values.capture_bounded() {
-                    let seeder =
-                        Seeder::new(values.layout(), rule, store, reads, Search::Captures)?;
+                    let seeder = Seeder::new(values.layout(), rule, store, Search::Captures)?;
                     Some(Box::new(seeder))
                 } else {
                     None
@@ -242,21 +228,6 @@ impl<'a> Seeder<'a> {
         let white = position.cell(Color::White)?;
         let black = position.cell(Color::Black)?;
         Ok(ByColor { white, black })
-    }
-
-    /// As [`Seeder::cells`], for `turn` to move only.
-    ///
-    /// # Errors
-    /// A destination value that cannot be read.
-    pub(crate) fn cell(
-        &self,
-        squares: &[u8; MAX_PIECES],
-        turn: Color,
-    ) -> Result<Option<Cell>, ProbeError> {
-        match self.position(squares) {
-            Some(position) => position.cell(turn),
-            None => Ok(Some(Cell::ILLEGAL)),
-        }
     }
 
     /// The best WDL that a capture gives `turn` in the placement `squares`

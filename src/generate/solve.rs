@@ -58,6 +58,14 @@
 //! halves the work of these tables (KRRvKR, KBBvKN, KNNvK*), as the seed
 //! and the plies otherwise solved every such position twice.
 //!
+//! As a position gets its final value, the solver records one bit: whether
+//! its best zeroing move reaches that value's WDL (an `UNKNOWN_*` code of
+//! the same WDL, or a seed decided by zeroing moves). The writer needs
+//! exactly that (which positions a capture or a zeroing move decides, so
+//! a file may store less there; see [`Table::zeroing_reaches`]), and
+//! recording it costs nothing next to seeding every position again after
+//! the solve, which took a quarter of a 5-piece build.
+//!
 //! Every pass writes each cell at most once with a value that does not
 //! depend on thread timing (a compare-and-swap decides which thread lists
 //! a new win), so the result is the same for any thread count. Quiet moves
@@ -80,8 +88,8 @@ use thiserror::Error;
 use crate::{
     generate::{
         cell::Cell,
-        cells::{CellArray, CellTest, PACK_THRESHOLD, TableCells},
-        seed::{Reads, Search, Seeder},
+        cells::{CellArray, CellTest, PACK_THRESHOLD, TableBits, TableCells},
+        seed::{Search, Seeder},
         table::Table,
     },
     index::{Layout, Placement, TableIndex},
@@ -229,6 +237,10 @@ pub fn solve(
     let slices: Vec<Vec<usize>> = levels.iter().map(|l| l.slices.clone()).collect();
     let pack = levels.len() > 1 && layout.size() >= PACK_THRESHOLD;
     let mut cells = TableCells::new(&layout, &slices, pack);
+    let zeroing_reaches = ByColor {
+        white: TableBits::new(layout.size()).map_err(io_error)?,
+        black: TableBits::new(layout.size()).map_err(io_error)?,
+    };
     if let Some(dir) = &options.work_dir {
         // Open levels of a packed table live on disk one at a time; a
         // table that is not packed keeps every level's arrays.
@@ -248,6 +260,7 @@ pub fn solve(
             open: cells.level_arrays(number),
             candidates: ByColor::new_with(|_| level_bits(size)),
             settled: ByColor::new_with(|_| level_bits(size)),
+            zeroing_reaches: &zeroing_reaches,
             subtables,
         };
         solver
@@ -267,7 +280,7 @@ pub fn solve(
             .map_err(|source| SolveError::Lookup { material, source })?;
         cells.close(number).map_err(io_error)?;
     }
-    Ok(Table::new(layout, options.rule, cells))
+    Ok(Table::new(layout, options.rule, cells, zeroing_reaches))
 }
 
 /// One bit per position of a level, all clear.
@@ -322,6 +335,9 @@ struct Solver<'a> {
     /// its loss pass). Forward checks read these bits instead of the
     /// successors' bytes: an eighth of the memory, mostly in cache.
     settled: ByColor<BitVec<AtomicU64, Lsb0>>,
+    /// By index in the table: whether the position's best zeroing move
+    /// reaches the WDL of its final value (see [`Table::zeroing_reaches`]).
+    zeroing_reaches: &'a ByColor<TableBits>,
     subtables: &'a (dyn StoredValues + Sync),
 }
 
@@ -596,11 +612,51 @@ impl Solver<'_> {
         cells.store(local, cell);
     }
 
-    /// Set an unknown cell to `cell`; false if it was not unknown (or
-    /// another thread set it first).
+    /// Set an unknown cell to its final value `cell`; false if it was not
+    /// unknown (or another thread set it first).
     fn claim(&self, turn: Color, index: u64, cell: Cell) -> bool {
         let (cells, local) = self.open_cell(turn, index);
-        cells.claim(local, cell)
+        cells
+            .claim(local, cell)
+            .map(|unknown| self.note_final(turn, index, unknown, cell))
+            .is_some()
+    }
+
+    /// Set an unknown cell to its final value `cell`.
+    fn decide(&self, turn: Color, index: u64, cell: Cell) {
+        let unknown = self.load(turn, index);
+        self.store(turn, index, cell);
+        self.note_final(turn, index, unknown, cell);
+    }
+
+    /// Record that the position at `index`, whose cell held `unknown`
+    /// (what its zeroing moves guarantee), is now `last`: its best zeroing
+    /// move reaches that WDL or not.
+    fn note_final(&self, turn: Color, index: u64, unknown: Cell, last: Cell) {
+        let wdl = |dtz| Wdl::from_dtz(dtz, self.rule);
+        let reaches = unknown
+            .zeroing_score(self.rule)
+            .zip(last.value())
+            .is_some_and(|(zeroing, last)| wdl(zeroing) == wdl(last));
+        if reaches {
+            self.zeroing_reaches.get(turn).set(index);
+        }
+    }
+
+    /// Whether a seed `cell` is a final value because of the position's
+    /// zeroing moves (so the best of them reaches it): every final seed
+    /// value but mate and stalemate.
+    fn decided_by_zeroing(&self, cell: Cell, placement: &Placement, turn: Color) -> bool {
+        match cell {
+            Cell::ILLEGAL | Cell::MATED => false,
+            cell if cell.is_unknown() => false,
+            // A draw with legal moves: all of them zeroing, the best drawing.
+            Cell(0) => self
+                .layout
+                .position(placement, turn)
+                .is_some_and(|position| !position.legal_moves().is_empty()),
+            _ => true,
+        }
     }
 
     /// Mark `index` as a loss candidate for `loser`.
@@ -657,7 +713,7 @@ impl Solver<'_> {
     }
 
     fn seed(&self, level: &Level) -> Result<(), ProbeError> {
-        let seeder = Seeder::new(self.layout, self.rule, self, Reads::KeepChunks, Search::All)?;
+        let seeder = Seeder::new(self.layout, self.rule, self, Search::All)?;
         let seeded = level.chunks.par_iter().try_for_each(|range| {
             self.layout
                 .try_for_each_placement(range.clone(), |index, placement| {
@@ -677,6 +733,9 @@ impl Solver<'_> {
                             None => self.general_cell(placement, turn)?,
                         };
                         self.store(turn, index, cell);
+                        if self.decided_by_zeroing(cell, placement, turn) {
+                            self.zeroing_reaches.get(turn).set(index);
+                        }
                     }
                     Ok(())
                 })
@@ -842,7 +901,7 @@ impl Solver<'_> {
                         !found
                     });
                 if found {
-                    self.store(winner, index, Cell(k));
+                    self.decide(winner, index, Cell(k));
                     out.push(index as u32);
                 }
             });
@@ -961,7 +1020,7 @@ impl Solver<'_> {
                 lost
             });
         if lost {
-            self.store(loser, index, Cell(-k));
+            self.decide(loser, index, Cell(-k));
         }
         lost
     }
@@ -995,6 +1054,9 @@ impl Solver<'_> {
                     };
                     if last != cell {
                         self.store(turn, index, last);
+                        // Unknown cells become draws (a twin's cell is not
+                        // unknown, and records nothing).
+                        self.note_final(turn, index, cell, last);
                     }
                 }
             }

@@ -15,8 +15,8 @@ use crate::{
     format::SolvedValues,
     generate::{
         cell::Cell,
-        cells::TableCells,
-        seed::{Reads, Search, Seeder},
+        cells::{TableBits, TableCells},
+        seed::{Search, Seeder},
     },
     index::{Layout, Placement, TableIndex},
     material::Material,
@@ -30,16 +30,34 @@ pub struct Table {
     layout: Layout,
     rule: Rule,
     cells: TableCells,
+    /// By side to move and index: see [`Table::zeroing_reaches`].
+    zeroing_reaches: ByColor<TableBits>,
 }
 
 impl Table {
-    /// Wrap solved cells.
-    pub(crate) fn new(layout: Layout, rule: Rule, cells: TableCells) -> Table {
+    /// Wrap solved cells, with the solver's record of which positions'
+    /// best zeroing moves reach their WDL.
+    pub(crate) fn new(
+        layout: Layout,
+        rule: Rule,
+        cells: TableCells,
+        zeroing_reaches: ByColor<TableBits>,
+    ) -> Table {
         Table {
             layout,
             rule,
             cells,
+            zeroing_reaches,
         }
+    }
+
+    /// Whether the best zeroing move (capture, pawn move) of the position
+    /// at `index` gives the side to move the WDL of the position's final
+    /// value; false for illegal positions and those without zeroing moves.
+    /// The solver records it as it decides each position, from what the
+    /// position's seed said its zeroing moves guarantee.
+    pub(crate) fn zeroing_reaches(&self, turn: Color, index: u64) -> bool {
+        self.zeroing_reaches.get(turn).get(index)
     }
 
     /// The index scheme.
@@ -234,23 +252,19 @@ impl StoredValues for WithSubtables<'_> {
 /// A solved table as the builder writes it: its values, the positions
 /// whose best capture reaches their WDL ([`SolvedValues::capture_reaches`])
 /// and the wins that a zeroing move decides
-/// ([`SolvedValues::zeroing_decides`]). Both are found by seeding the
-/// positions again from the sub-tables: captures for every position, and
-/// in a table with pawns every zeroing move of a win as fast as its kind
-/// can be (without pawns, the captures are all its zeroing moves). The
-/// writer reads each position more than once, so the answers are computed
-/// once, up front and in parallel, one bit each per position and side to
-/// move.
+/// ([`SolvedValues::zeroing_decides`]). Both follow from what the solver
+/// recorded ([`Table::zeroing_reaches`]): a win is decided when it is as
+/// fast as its kind can be and its best zeroing move reaches its WDL (so
+/// scores it); without pawns every zeroing move is a capture, and with
+/// pawns the best capture of each position whose best zeroing move
+/// reaches its WDL is found again from the sub-tables, once, up front and
+/// in parallel, a bit per position and side to move (the writer reads
+/// each position more than once).
 pub(crate) struct Seeded<'a> {
     table: &'a Table,
-    bits: ByColor<Vec<Bits>>,
-}
-
-/// The answers for 64 consecutive positions, bit `index % 64`.
-#[derive(Clone, Copy, Default)]
-struct Bits {
-    captured: u64,
-    decided: u64,
+    /// For tables with pawns: by side to move, bit `index % 64` of word
+    /// `index / 64`, whether the best capture reaches the position's WDL.
+    captured: Option<ByColor<Vec<u64>>>,
 }
 
 impl<'a> Seeded<'a> {
@@ -261,85 +275,56 @@ impl<'a> Seeded<'a> {
     pub(crate) fn new(store: &'a WithSubtables<'a>) -> Result<Seeded<'a>, ProbeError> {
         let table = store.table;
         let layout = &table.layout;
-        let captures = Seeder::new(
-            layout,
-            table.rule,
-            store,
-            Reads::KeepChunks,
-            Search::Captures,
-        )?;
-        let pawns = layout.pieces().iter().any(|p| p.role == Role::Pawn);
-        let zeroing = if pawns {
-            Some(Seeder::new(
-                layout,
-                table.rule,
-                store,
-                Reads::Probe,
-                Search::All,
-            )?)
-        } else {
-            None
-        };
+        if !layout.pieces().iter().any(|p| p.role == Role::Pawn) {
+            return Ok(Seeded {
+                table,
+                captured: None,
+            });
+        }
+        let seeder = Seeder::new(layout, table.rule, store, Search::Captures)?;
         let n = layout.size();
-        let bits = ByColor::new_with(|turn| {
+        let captured = ByColor::new_with(|turn| {
             (0..n.div_ceil(64))
                 .into_par_iter()
                 .map(|word| {
                     let range = word * 64..(word * 64 + 64).min(n);
-                    let mut bits = Bits::default();
+                    let mut bits = 0;
                     let Ok(()) = layout.try_for_each_placement(range, |index, placement| {
-                        let (captured, decided) =
-                            seed_again(table, &captures, zeroing.as_ref(), turn, index, placement);
-                        bits.captured |= u64::from(captured) << (index % 64);
-                        bits.decided |= u64::from(decided) << (index % 64);
+                        if capture_reaches(table, &seeder, turn, index, placement) {
+                            bits |= 1 << (index % 64);
+                        }
                         Ok::<(), Infallible>(())
                     });
                     bits
                 })
                 .collect()
         });
-        Ok(Seeded { table, bits })
-    }
-
-    fn bits(&self, turn: Color, index: u64) -> Bits {
-        self.bits.get(turn)[(index / 64) as usize]
+        Ok(Seeded {
+            table,
+            captured: Some(captured),
+        })
     }
 }
 
-/// Whether the best capture of the position at `index` reaches its WDL,
-/// and whether it is a win that a zeroing move decides: the best capture
-/// does, or a seed's best zeroing move scores it (`zeroing`: the table's
-/// seeder, for tables with pawns). A sub-table that fails to read now (it
-/// was read to solve this table) leaves the value stored.
-fn seed_again(
+/// Whether the best capture of the position at `index` (in a table with
+/// pawns) reaches its WDL; searched only where the best zeroing move does
+/// (elsewhere no capture can). A sub-table that fails to read now (it was
+/// read to solve this table) leaves the value stored.
+fn capture_reaches(
     table: &Table,
-    captures: &Seeder<'_>,
-    zeroing: Option<&Seeder<'_>>,
+    seeder: &Seeder<'_>,
     turn: Color,
     index: u64,
     placement: &Placement,
-) -> (bool, bool) {
-    let rule = table.rule;
+) -> bool {
+    if !table.zeroing_reaches(turn, index) {
+        return false;
+    }
     let Some(dtz) = table.cells.load(turn, index).value() else {
-        return (false, false);
+        return false;
     };
-    let wdl = Wdl::from_dtz(dtz, rule);
-    let best = captures
-        .best_capture(&placement.squares, turn)
-        .ok()
-        .flatten();
-    let captured = best == Some(wdl);
-    let fastest = Dtz::fastest(wdl, rule) == Some(dtz);
-    let decided = fastest
-        && (captured
-            || zeroing.is_some_and(|seeder| {
-                seeder
-                    .cell(&placement.squares, turn)
-                    .ok()
-                    .flatten()
-                    .is_some_and(|seed| seed.zeroing_wins(dtz, rule))
-            }));
-    (captured, decided)
+    let best = seeder.best_capture(&placement.squares, turn).ok().flatten();
+    best == Some(Wdl::from_dtz(dtz, table.rule))
 }
 
 impl SolvedValues for Seeded<'_> {
@@ -356,10 +341,78 @@ impl SolvedValues for Seeded<'_> {
     }
 
     fn zeroing_decides(&self, turn: Color, index: u64) -> bool {
-        self.bits(turn, index).decided & 1 << (index % 64) != 0
+        let rule = self.table.rule;
+        self.table.zeroing_reaches(turn, index)
+            && self
+                .value(turn, index)
+                .is_some_and(|dtz| Dtz::fastest(Wdl::from_dtz(dtz, rule), rule) == Some(dtz))
     }
 
     fn capture_reaches(&self, turn: Color, index: u64) -> bool {
-        self.bits(turn, index).captured & 1 << (index % 64) != 0
+        match &self.captured {
+            None => self.table.zeroing_reaches(turn, index),
+            Some(captured) => captured.get(turn)[(index / 64) as usize] & 1 << (index % 64) != 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::Position;
+
+    use super::*;
+    use crate::{
+        generate::{SolveOptions, solve},
+        probe::resolve_wdl,
+    };
+
+    /// The solver's record ([`Table::zeroing_reaches`]) against a search:
+    /// every legal zeroing move of a position (shakmaty's move generation),
+    /// each valued through the probe API on the solved tables, the best
+    /// compared with the position's final WDL. A pawn table (pushes,
+    /// promotions, captures both ways, en passant after a double push) and
+    /// a pawnless one, a fixed stride of their positions.
+    #[test]
+    fn the_record_of_zeroing_moves_matches_a_search() {
+        for name in ["KRvKP", "KBNvK"] {
+            let material: Material = name.parse().expect("material");
+            let mut set = TableSet::new();
+            let options = SolveOptions::default();
+            for sub in Material::with_dependencies(&[material]) {
+                set.insert(solve(sub, &options, &set, &|_| {}).expect("solves"));
+            }
+            let table = set.get(&material).expect("solved");
+            let layout = table.layout();
+            let rule = table.rule();
+            let mut reached = [0u64; 2];
+            for index in (0..layout.size()).step_by(97) {
+                let placement = layout.decode(TableIndex(index));
+                for turn in Color::ALL {
+                    let Some(dtz) = table.dtz(turn, TableIndex(index)) else {
+                        assert!(!table.zeroing_reaches(turn, index), "{name} {index}");
+                        continue;
+                    };
+                    let pos = layout.position(&placement, turn).expect("legal");
+                    let best = pos
+                        .legal_moves()
+                        .iter()
+                        .filter(|m| m.is_zeroing())
+                        .map(|m| {
+                            let mut after = pos.clone();
+                            after.play_unchecked(*m);
+                            resolve_wdl(&set, &after).expect("probes").flipped()
+                        })
+                        .max();
+                    let reaches = best == Some(Wdl::from_dtz(dtz, rule));
+                    assert_eq!(
+                        table.zeroing_reaches(turn, index),
+                        reaches,
+                        "{name} {turn:?} {index}: {dtz:?}, best zeroing {best:?}"
+                    );
+                    reached[usize::from(reaches)] += 1;
+                }
+            }
+            assert!(reached.iter().all(|&n| n > 1_000), "{name}: {reached:?}");
+        }
     }
 }

@@ -15,7 +15,7 @@ use shakmaty::Color;
 
 use crate::{
     format::TableFile,
-    generate::seed::{Reads, Search, Seeder},
+    generate::seed::{Search, Seeder},
     index::{Layout, Placement},
     material::Material,
     probe::{FileBytes, ProbeError, Tablebase},
@@ -39,13 +39,7 @@ impl<'a> FileValues<'a> {
     /// reaches).
     pub fn new(tables: &'a Tablebase, material: &Material) -> Result<FileValues<'a>, ProbeError> {
         let table = tables.table(material)?;
-        let captures = Seeder::new(
-            table.layout(),
-            tables.rule(),
-            tables,
-            Reads::KeepChunks,
-            Search::Captures,
-        )?;
+        let captures = Seeder::new(table.layout(), tables.rule(), tables, Search::Captures)?;
         Ok(FileValues {
             table,
             path: tables.path_of(material),

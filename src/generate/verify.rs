@@ -36,7 +36,7 @@ use crate::{
     generate::{
         cell::Cell,
         cells::CellArray,
-        seed::{Reads, Search, Seeder},
+        seed::{Search, Seeder},
         solve::CHUNK,
         values::FileValues,
     },
@@ -196,13 +196,7 @@ fn seed(
     layout: &Layout,
     seeds: &ByColor<CellArray>,
 ) -> Result<ByColor<Vec<u64>>, ProbeError> {
-    let seeder = Seeder::new(
-        layout,
-        tables.rule(),
-        tables,
-        Reads::KeepChunks,
-        Search::All,
-    )?;
+    let seeder = Seeder::new(layout, tables.rule(), tables, Search::All)?;
     let parts = chunks(layout)
         .into_par_iter()
         .map(|range| -> Result<ByColor<Vec<u64>>, ProbeError> {
