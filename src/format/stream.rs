@@ -67,35 +67,36 @@ fn segments(n: u64) -> Vec<(u64, usize)> {
 }
 
 /// The grammar of a stream of `n` codes: every code it holds a terminal,
-/// the pairs from a fixed sample (all of it up to [`SAMPLE`] positions).
+/// the pairs from a fixed sample (all of it up to [`SAMPLE`] positions,
+/// which then also gives the terminals).
 pub(super) fn stream_grammar(n: u64, codes: Codes<'_>) -> Grammar {
     let segments = segments(n);
-    let terminals = segments
+    if n <= SAMPLE {
+        let all: Vec<Vec<u16>> = segments.par_iter().map(|&(s, l)| codes(s, l)).collect();
+        return Grammar::build(distinct(&all), &all, 1.0).0;
+    }
+    // Every segment's codes for the terminals, a window at a time.
+    let mut terminals: Vec<u16> = segments
         .par_iter()
-        .map(|&(start, len)| {
-            let mut seen = codes(start, len);
-            seen.sort_unstable();
-            seen.dedup();
-            seen
-        })
-        .reduce(Vec::new, |mut a, b| {
-            a.extend(b);
-            a.sort_unstable();
-            a.dedup();
-            a
-        });
-    let (sample, scale) = if n <= SAMPLE {
-        let all: Vec<Vec<u16>> = segments.iter().map(|&(s, l)| codes(s, l)).collect();
-        (all, 1.0)
-    } else {
-        let window = SAMPLE / SAMPLE_WINDOWS;
-        let windows: Vec<Vec<u16>> = (0..SAMPLE_WINDOWS)
-            .into_par_iter()
-            .map(|i| codes(i * (n - window) / (SAMPLE_WINDOWS - 1), window as usize))
-            .collect();
-        (windows, SAMPLE as f64 / n as f64)
-    };
-    Grammar::build(terminals, &sample, scale).0
+        .flat_map_iter(|&(start, len)| distinct(&[codes(start, len)]))
+        .collect();
+    terminals.sort_unstable();
+    terminals.dedup();
+    let window = SAMPLE / SAMPLE_WINDOWS;
+    let windows: Vec<Vec<u16>> = (0..SAMPLE_WINDOWS)
+        .into_par_iter()
+        .map(|i| codes(i * (n - window) / (SAMPLE_WINDOWS - 1), window as usize))
+        .collect();
+    Grammar::build(terminals, &windows, SAMPLE as f64 / n as f64).0
+}
+
+/// The codes that occur in `segments`, ascending.
+fn distinct(segments: &[Vec<u16>]) -> Vec<u16> {
+    let mut seen = vec![false; usize::from(u16::MAX) + 1];
+    for &code in segments.iter().flatten() {
+        seen[usize::from(code)] = true;
+    }
+    (0..=u16::MAX).filter(|&c| seen[usize::from(c)]).collect()
 }
 
 /// Encode a stream of `n` codes with its `grammar` (from
@@ -144,12 +145,7 @@ pub(super) fn encode_stream(
 /// the grammar. Cheaper than [`encode_stream`] by the stream's length
 /// over the sample's, for comparing ways to write the same stream.
 pub(super) fn estimate_bytes(windows: &[Vec<u16>], scale: f64) -> f64 {
-    let mut seen = vec![false; usize::from(u16::MAX) + 1];
-    for &code in windows.iter().flatten() {
-        seen[usize::from(code)] = true;
-    }
-    let terminals = (0..=u16::MAX).filter(|&c| seen[usize::from(c)]).collect();
-    let (grammar, symbols) = Grammar::build(terminals, windows, scale);
+    let (grammar, symbols) = Grammar::build(distinct(windows), windows, scale);
     let mut counts = vec![0u64; grammar.symbol_count()];
     for &s in symbols.iter().flatten() {
         counts[usize::from(s)] += 1;
