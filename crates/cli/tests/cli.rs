@@ -208,6 +208,56 @@ fn line_plays_to_mate() {
     assert_eq!(lines[lines.len() - 1], "checkmate");
 }
 
+/// `info` names each file's free pieces in the order the file numbers
+/// them and the side whose DTZ it keeps, as the file's header and
+/// trailer say (read here through the library).
+#[test]
+fn info_names_the_piece_order_and_the_dtz_kept() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dtz50()
+        .args(["generate", "KRNvK", "--out"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let out = dtz50().arg("info").arg(dir.path()).output().expect("runs");
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let header: Vec<&str> = stdout.lines().next().expect("header").split('\t').collect();
+    assert_eq!(header[8..], ["free pieces", "dtz kept"]);
+    for (name, want_free) in [("KRNvK", "NR"), ("KRvK", "R"), ("KNvK", "N")] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}\t")))
+            .expect("a line per table");
+        let fields: Vec<&str> = line.split('\t').collect();
+        let file =
+            dtz50::probe::open_file(&dir.path().join(format!("{name}.dtz50"))).expect("opens");
+        let layout = file.layout();
+        let free: String = layout.pieces()[2..2 + layout.free_order().len()]
+            .iter()
+            .map(|p| p.char())
+            .collect();
+        assert_eq!(fields[8], free, "{line}");
+        assert_eq!(fields[8], want_free, "{line}");
+        assert_eq!(fields[9], file.dtz_side().char().to_string(), "{line}");
+    }
+    // No free pieces: a dash.
+    let out = dtz50()
+        .arg("info")
+        .arg(tables().path().join("KPvK.dtz50"))
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let kpvk: Vec<&str> = stdout
+        .lines()
+        .nth(1)
+        .expect("KPvK line")
+        .split('\t')
+        .collect();
+    assert_eq!(kpvk[8], "-", "{stdout}");
+}
+
 #[test]
 fn info_and_verify_read_the_files() {
     let dir = tables().path();

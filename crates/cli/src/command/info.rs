@@ -1,5 +1,10 @@
 //! `dtz50 info`: the header facts of table files, one tab-separated line
-//! each.
+//! each: material, rule, positions per side, bytes, each side's counts
+//! (win, cursed win, draw, blessed loss, loss), the longest DTZ and a FEN
+//! reaching it, the order the file numbers its free pieces in (the writer
+//! picks the one that compresses best; kings and pawns are not free), and
+//! the side to move whose DTZ the file keeps (the other side's is found by
+//! a one-ply search).
 
 use std::{path::PathBuf, process::ExitCode};
 
@@ -23,7 +28,7 @@ pub struct InfoArgs {
 /// Run `dtz50 info`.
 pub fn run(args: InfoArgs) -> Result<ExitCode> {
     say(
-        "table\trule\tpositions/side\tbytes\twtm W/CW/D/BL/L\tbtm W/CW/D/BL/L\tlongest\tlongest at",
+        "table\trule\tpositions/side\tbytes\twtm W/CW/D/BL/L\tbtm W/CW/D/BL/L\tlongest\tlongest at\tfree pieces\tdtz kept",
     )?;
     for file in table_files(&args.path)? {
         let table = open_file(&file)?;
@@ -34,13 +39,13 @@ pub fn run(args: InfoArgs) -> Result<ExitCode> {
 
 fn info_line<S: Source>(table: &TableFile<S>) -> String {
     let h = table.header();
+    let layout = table.layout();
     let (turn, stats) = if h.stats.black.longest() > h.stats.white.longest() {
         (Color::Black, &h.stats.black)
     } else {
         (Color::White, &h.stats.white)
     };
     let fen = stats.longest_at.map_or("-".to_owned(), |index| {
-        let layout = table.layout();
         let setup = Setup {
             board: layout.board(&layout.decode(index)),
             turn,
@@ -52,8 +57,12 @@ fn info_line<S: Source>(table: &TableFile<S>) -> String {
         let [l, bl, d, cw, w] = s.counts;
         format!("{w}/{cw}/{d}/{bl}/{l}")
     };
+    let free: String = layout.pieces()[2..2 + layout.free_order().len()]
+        .iter()
+        .map(|piece| piece.char())
+        .collect();
     format!(
-        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
         h.material,
         h.rule,
         h.positions,
@@ -61,6 +70,8 @@ fn info_line<S: Source>(table: &TableFile<S>) -> String {
         counts(&h.stats.white),
         counts(&h.stats.black),
         stats.longest(),
-        fen
+        fen,
+        if free.is_empty() { "-" } else { &free },
+        table.dtz_side().char()
     )
 }
