@@ -46,14 +46,14 @@ pub trait SolvedValues: Sync {
     /// `None` where there is no position (illegal placements).
     fn value(&self, turn: Color, index: u64) -> Option<Dtz>;
 
-    /// Whether the position at `index`, a win, has a zeroing move that
-    /// wins as fast as a win of its kind can be
+    /// Whether the position at `index`, a win of value `dtz`, has a
+    /// zeroing move that wins as fast as a win of its kind can be
     /// ([`Dtz::fastest`]): readers find that move first
     /// ([`crate::probe::won_by_zeroing`]), so the file may store any DTZ
     /// there. Answering `false` is always sound, and is what a table
     /// without its sub-tables at hand answers.
-    fn zeroing_decides(&self, turn: Color, index: u64) -> bool {
-        let _ = (turn, index);
+    fn zeroing_decides(&self, turn: Color, index: u64, dtz: Dtz) -> bool {
+        let _ = (turn, index, dtz);
         false
     }
 
@@ -74,6 +74,9 @@ pub(super) struct InFileOrder<'a, T: ?Sized> {
     layout: Layout,
     /// From the file's indices to the solver's.
     to_solver: Reorder,
+    /// Whether the table has identical pieces (then only the sorted order
+    /// of their squares is read).
+    identical: bool,
 }
 
 impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
@@ -82,6 +85,7 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
         let to_solver = layout.reorder_to(table.layout());
         InFileOrder {
             table,
+            identical: layout.has_identical_pieces(),
             layout,
             to_solver,
         }
@@ -98,56 +102,65 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
     /// pieces out of order, draws in DTZ, and wins in DTZ that a zeroing
     /// move decides ([`SolvedValues::zeroing_decides`]); a WDL that a
     /// capture reaches ([`SolvedValues::capture_reaches`]) takes the value
-    /// before it if that is no higher, else its own.
+    /// before it if that is no higher, else its own. Positions before the
+    /// first exact code take that code as the value before them (the
+    /// stream's default where there is none).
     pub fn codes(&self, id: StreamId, start: u64, len: usize) -> Vec<u16> {
-        let table = self.table;
-        let rule = table.rule();
-        let wanted: Vec<Wanted> = (start..start + len as u64)
-            .map(|index| {
-                // Readers read the sorted order of identical pieces only.
-                if self.layout.sorted_identical(index) != index {
-                    return Wanted::Any;
+        let mut out = Vec::with_capacity(len);
+        // What the positions before the first exact code want.
+        let mut lead = Vec::new();
+        let mut previous = None;
+        for index in start..start + len as u64 {
+            let wanted = self.wanted(id, index);
+            match (previous, wanted) {
+                (Some(before), wanted) => previous = Some(wanted.code_after(before)),
+                (None, Wanted::Exactly(code)) => {
+                    out.extend(resolve(&lead, code));
+                    previous = Some(code);
                 }
-                let solver = self.to_solver.apply(index);
-                match (id.section, table.value(id.turn, solver)) {
-                    (Section::Wdl, Some(dtz)) => {
-                        let code = wdl_code(Wdl::from_dtz(dtz, rule));
-                        if table.capture_reaches(id.turn, solver) {
-                            Wanted::AtMost(code)
-                        } else {
-                            Wanted::Exactly(code)
-                        }
-                    }
-                    (Section::Dtz, Some(dtz))
-                        if dtz.0 != 0 && !(dtz.0 > 0 && table.zeroing_decides(id.turn, solver)) =>
-                    {
-                        Wanted::Exactly(dtz_code(dtz, rule))
-                    }
-                    _ => Wanted::Any,
+                (None, wanted) => {
+                    lead.push(wanted);
+                    continue;
                 }
-            })
-            .collect();
-        let mut previous = wanted
-            .iter()
-            .find_map(|w| match *w {
-                Wanted::Exactly(code) => Some(code),
-                _ => None,
-            })
-            .unwrap_or(match id.section {
+            }
+            out.extend(previous);
+        }
+        if previous.is_none() {
+            let default = match id.section {
                 Section::Wdl => wdl_code(Wdl::Draw),
                 _ => 1,
-            });
-        wanted
-            .into_iter()
-            .map(|wanted| {
-                previous = match wanted {
-                    Wanted::Exactly(code) => code,
-                    Wanted::AtMost(code) => previous.min(code),
-                    Wanted::Any => previous,
-                };
-                previous
-            })
-            .collect()
+            };
+            out.extend(resolve(&lead, default));
+        }
+        out
+    }
+
+    /// What the file may store at `index` of one stream.
+    #[inline]
+    fn wanted(&self, id: StreamId, index: u64) -> Wanted {
+        let table = self.table;
+        let rule = table.rule();
+        // Readers read the sorted order of identical pieces only.
+        if self.identical && self.layout.sorted_identical(index) != index {
+            return Wanted::Any;
+        }
+        let solver = self.to_solver.apply(index);
+        match (id.section, table.value(id.turn, solver)) {
+            (Section::Wdl, Some(dtz)) => {
+                let code = wdl_code(Wdl::from_dtz(dtz, rule));
+                if table.capture_reaches(id.turn, solver) {
+                    Wanted::AtMost(code)
+                } else {
+                    Wanted::Exactly(code)
+                }
+            }
+            (Section::Dtz, Some(dtz))
+                if dtz.0 < 0 || (dtz.0 > 0 && !table.zeroing_decides(id.turn, solver, dtz)) =>
+            {
+                Wanted::Exactly(dtz_code(dtz, rule))
+            }
+            _ => Wanted::Any,
+        }
     }
 
     /// About how many bytes each stream takes, in [`StreamId::ALL`] order,
@@ -186,6 +199,28 @@ enum Wanted {
     AtMost(u16),
     /// Any code ("don't care").
     Any,
+}
+
+impl Wanted {
+    /// The code stored for a position that wants this, after a position
+    /// stored as `before`: the value before it wherever that is allowed.
+    #[inline]
+    fn code_after(self, before: u16) -> u16 {
+        match self {
+            Wanted::Exactly(code) => code,
+            Wanted::AtMost(code) => before.min(code),
+            Wanted::Any => before,
+        }
+    }
+}
+
+/// The codes of positions that want `lead`, the first after a position
+/// stored as `first`.
+fn resolve(lead: &[Wanted], first: u16) -> impl Iterator<Item = u16> + '_ {
+    lead.iter().scan(first, |before, wanted| {
+        *before = wanted.code_after(*before);
+        Some(*before)
+    })
 }
 
 /// How `table` is written: in the free-piece order that, of the orders

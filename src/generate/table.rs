@@ -340,12 +340,10 @@ impl SolvedValues for Seeded<'_> {
         SolvedValues::value(self.table, turn, index)
     }
 
-    fn zeroing_decides(&self, turn: Color, index: u64) -> bool {
+    fn zeroing_decides(&self, turn: Color, index: u64, dtz: Dtz) -> bool {
         let rule = self.table.rule;
-        self.table.zeroing_reaches(turn, index)
-            && self
-                .value(turn, index)
-                .is_some_and(|dtz| Dtz::fastest(Wdl::from_dtz(dtz, rule), rule) == Some(dtz))
+        Dtz::fastest(Wdl::from_dtz(dtz, rule), rule) == Some(dtz)
+            && self.table.zeroing_reaches(turn, index)
     }
 
     fn capture_reaches(&self, turn: Color, index: u64) -> bool {
