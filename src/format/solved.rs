@@ -111,19 +111,19 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
         let mut lead = Vec::new();
         let mut previous = None;
         for index in start..start + len as u64 {
-            let wanted = self.wanted(id, index);
-            match (previous, wanted) {
-                (Some(before), wanted) => previous = Some(wanted.code_after(before)),
+            let code = match (previous, self.wanted(id, index)) {
+                (Some(before), wanted) => wanted.code_after(before),
                 (None, Wanted::Exactly(code)) => {
                     out.extend(resolve(&lead, code));
-                    previous = Some(code);
+                    code
                 }
                 (None, wanted) => {
                     lead.push(wanted);
                     continue;
                 }
-            }
-            out.extend(previous);
+            };
+            out.push(code);
+            previous = Some(code);
         }
         if previous.is_none() {
             let default = match id.section {
