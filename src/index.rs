@@ -9,11 +9,17 @@
 //! index = slice · slice_size + kings · 64^f + Σ square(free_i) · 64^(f-1-i)
 //! ```
 //!
-//! A table file may number its free pieces in another order, chosen per
+//! where `kings` is the king pair's number in a pawnless table and
+//! `64 · wk + bk` in a pawn table, so that every piece but a pawnless
+//! table's kings is a 6-bit *digit* of the index. That is the solver's
+//! order. A table file may put the digits in another order, chosen per
 //! table because the order decides how long the runs of equal values are
-//! ([`Layout::with_free_order`]; the file's header records it). Pieces
-//! keep their slots' meaning otherwise, and moving between two orders is a
-//! shuffle of 6-bit digits ([`Layout::reorder_to`]).
+//! ([`Layout::with_order`]; the file's header records it): the free
+//! pieces in any order that keeps identical pieces together, and in a pawn
+//! table the kings' digits anywhere among them. Pieces keep their slots'
+//! meaning otherwise (the free pieces' slots follow their digits' order),
+//! and moving between two orders is a shuffle of 6-bit digits
+//! ([`Layout::reorder_to`]).
 //!
 //! * **Pawnless tables** use the 8-fold symmetry of the board: the white
 //!   king is mapped into the triangle a1-d1-d4 and, when it stands on the
@@ -211,9 +217,15 @@ pub struct Layout {
     /// rooks of KRRvKR), as bit shifts of their squares within an index,
     /// highest first; runs of one piece are left out.
     identical: Vec<Vec<u32>>,
-    /// By free position (slot - 2): the position of that piece in the
-    /// solver's order (see [`Layout::with_free_order`]).
-    free_order: Vec<u8>,
+    /// The index's order: by position from the most significant, the
+    /// solver's slot of that piece (see [`Layout::with_order`]).
+    order: Vec<u8>,
+    /// The pieces that are 6-bit digits of an index, as (slot, bit shift
+    /// of its square), most significant first.
+    digits: Vec<(usize, u32)>,
+    /// By slot: the index step of moving that piece one square, for
+    /// digits (see [`Layout::stride`]).
+    strides: [Option<u64>; MAX_PIECES],
 }
 
 /// The free pieces (neither kings nor pawns) of a material in the solver's
@@ -226,78 +238,109 @@ pub(crate) fn free_pieces(material: Material) -> Vec<Piece> {
         .collect()
 }
 
+/// The pieces an order lists, by the solver's slot: the kings, then the
+/// free pieces.
+fn ordered_pieces(material: Material) -> Vec<Piece> {
+    let mut pieces = vec![Color::White.king(), Color::Black.king()];
+    pieces.extend(free_pieces(material));
+    pieces
+}
+
 impl Layout {
-    /// The layout for a (normalised) material, its free pieces in the
-    /// solver's order: White's then Black's, strongest first.
+    /// The layout for a (normalised) material in the solver's order: the
+    /// kings, then the free pieces, White's then Black's, strongest first.
     pub fn new(material: Material) -> Layout {
-        let identity: Vec<u8> = (0..free_pieces(material).len() as u8).collect();
+        let identity: Vec<u8> = (0..ordered_pieces(material).len() as u8).collect();
         Layout::build(material, &identity)
     }
 
-    /// The layout for a (normalised) material whose free piece at position
-    /// `j` (slot `2 + j`, digit `j` from the top of the free part of an
-    /// index) is the solver's free piece `order[j]`. Table files choose the
-    /// order that compresses best. Identical pieces must stay next to each
-    /// other and in their own order, so that [`Layout::placement`] and
+    /// The layout for a (normalised) material whose index has, at position
+    /// `j` from the most significant, the piece in the solver's slot
+    /// `order[j]` (0 White's king, 1 Black's king, `2 + i` the solver's
+    /// free piece `i`; pawns are not in it). Table files choose the order
+    /// that compresses best. A pawnless table's kings lead (`order` starts
+    /// with 0, 1: their pair number is not a digit); a pawn table's may
+    /// stand anywhere. Identical pieces must stay next to each other and
+    /// in their own order, so that [`Layout::placement`] and
     /// [`Layout::sorted_identical`] mean the same in every order.
     ///
     /// # Errors
     /// A one-line reason if `order` is not such an order.
-    pub fn with_free_order(material: Material, order: &[u8]) -> Result<Layout, String> {
-        if !Layout::free_orders(material).iter().any(|o| o == order) {
+    pub fn with_order(material: Material, order: &[u8]) -> Result<Layout, String> {
+        if !Layout::orders(material).iter().any(|o| o == order) {
             return Err(format!(
-                "free-piece order {order:?} is not an order of {material}'s {} free pieces that keeps identical pieces together",
-                free_pieces(material).len()
+                "piece order {order:?} is not an order of {material}'s kings and {} free pieces that {}keeps identical pieces together",
+                free_pieces(material).len(),
+                if material.has_pawns() {
+                    ""
+                } else {
+                    "puts the kings first and "
+                }
             ));
         }
         Ok(Layout::build(material, order))
     }
 
-    /// Every order [`Layout::with_free_order`] accepts for `material`,
-    /// the solver's own first.
-    pub fn free_orders(material: Material) -> Vec<Vec<u8>> {
-        let free = free_pieces(material);
+    /// Every order [`Layout::with_order`] accepts for `material`, the
+    /// solver's own first.
+    pub fn orders(material: Material) -> Vec<Vec<u8>> {
+        let pieces = ordered_pieces(material);
+        let kind = |slot: &u8| pieces[usize::from(*slot)];
+        let fixed = if material.has_pawns() { 0 } else { 2 };
+        let identity: Vec<u8> = (0..pieces.len() as u8).collect();
+        // Each kind of piece in one run (as in the solver's order), and
+        // each run ascending.
+        let kinds = identity.chunk_by(|a, b| kind(a) == kind(b)).count();
         let mut orders = Vec::new();
-        permutations(&mut (0..free.len() as u8).collect(), 0, &mut orders);
+        permutations(&mut identity.clone(), fixed, &mut orders);
         orders.retain(|order| {
-            let runs: Vec<&[u8]> = order
-                .chunk_by(|&a, &b| free[usize::from(a)] == free[usize::from(b)])
-                .collect();
-            // Each kind of piece in one run (as in the solver's order), and
-            // each run ascending.
-            runs.len() == free.chunk_by(|a, b| a == b).count()
-                && runs.iter().all(|run| run.is_sorted())
+            let runs: Vec<&[u8]> = order.chunk_by(|a, b| kind(a) == kind(b)).collect();
+            runs.len() == kinds && runs.iter().all(|run| run.is_sorted())
         });
         orders
     }
 
-    /// The order of this layout's free pieces (see
-    /// [`Layout::with_free_order`]).
-    pub fn free_order(&self) -> &[u8] {
-        &self.free_order
+    /// This layout's order (see [`Layout::with_order`]).
+    pub fn order(&self) -> &[u8] {
+        &self.order
+    }
+
+    /// How many pieces are 6-bit digits of an index: all but the pawns and
+    /// a pawnless table's kings (whose pair number leads).
+    pub fn digit_count(&self) -> usize {
+        self.digits.len()
+    }
+
+    /// The pieces in this layout's order, most significant first (a
+    /// pawnless table's two kings first: their pair leads).
+    pub fn order_pieces(&self) -> Vec<Piece> {
+        let pieces = ordered_pieces(self.material);
+        self.order
+            .iter()
+            .map(|&slot| pieces[usize::from(slot)])
+            .collect()
     }
 
     /// The map from this layout's indices to those of `to`, a layout of the
-    /// same material in another free-piece order: the same position's
-    /// index (kings, pawns and the slice are the same in every order).
+    /// same material in another order: the same position's index (pawns
+    /// and the slice are the same in every order, and so are a pawnless
+    /// table's kings).
     ///
     /// # Panics
     /// If `to` is of another material.
     pub fn reorder_to(&self, to: &Layout) -> Reorder {
         assert_eq!(self.material, to.material, "one material");
-        let shift = |position: usize| 6 * (self.free - 1 - position) as u32;
-        let moves: Vec<(u32, u32)> = self
-            .free_order
+        let lead = self.order.len() - self.digits.len();
+        let shift = |layout: &Layout, piece: u8| {
+            let position = layout.order[lead..]
+                .iter()
+                .position(|&p| p == piece)
+                .expect("the same pieces");
+            layout.digits[position].1
+        };
+        let moves: Vec<(u32, u32)> = self.order[lead..]
             .iter()
-            .enumerate()
-            .map(|(from, piece)| {
-                let to = to
-                    .free_order
-                    .iter()
-                    .position(|p| p == piece)
-                    .expect("the same free pieces");
-                (shift(from), shift(to))
-            })
+            .map(|&piece| (shift(self, piece), shift(to, piece)))
             .filter(|(from, to)| from != to)
             .collect();
         // The digits that move form a permutation of their places: clear
@@ -308,15 +351,15 @@ impl Layout {
         Reorder { keep, moves }
     }
 
-    /// The layout for `material` with its free pieces in `order` (checked
-    /// by the callers).
+    /// The layout for `material` in `order` (checked by the callers).
     fn build(material: Material, order: &[u8]) -> Layout {
         let all = material.pieces();
         let kings = [Color::White.king(), Color::Black.king()];
         let solver_order = free_pieces(material);
         let free: Vec<Piece> = order
             .iter()
-            .map(|&i| solver_order[usize::from(i)])
+            .filter(|&&slot| slot >= 2)
+            .map(|&slot| solver_order[usize::from(slot - 2)])
             .collect();
         let pawns: Vec<Piece> = all
             .iter()
@@ -334,15 +377,33 @@ impl Layout {
             64 * 64
         };
         let slice_size = king_space * 64u64.pow(free.len() as u32);
-        let shift = |position: usize| 6 * (free.len() - 1 - position) as u32;
-        let identical = free
-            .chunk_by(|a, b| a == b)
-            .scan(0, |start, run| {
-                let positions = *start..*start + run.len();
-                *start += run.len();
-                Some(positions.map(shift).collect::<Vec<u32>>())
+        // The digits: every piece in the order but a pawnless table's kings,
+        // each with its slot (kings keep theirs, free pieces take theirs in
+        // the order's order).
+        let lead = if pawns.is_empty() { 2 } else { 0 };
+        let count = order.len() - lead;
+        let mut next_free = 2;
+        let digits: Vec<(usize, u32)> = order[lead..]
+            .iter()
+            .enumerate()
+            .map(|(position, &slot)| {
+                let slot = if slot < 2 {
+                    usize::from(slot)
+                } else {
+                    next_free += 1;
+                    next_free - 1
+                };
+                (slot, 6 * (count - 1 - position) as u32)
             })
-            .filter(|shifts| shifts.len() > 1)
+            .collect();
+        let mut strides = [None; MAX_PIECES];
+        for &(slot, shift) in &digits {
+            strides[slot] = Some(1u64 << shift);
+        }
+        let identical = digits
+            .chunk_by(|a, b| pieces[a.0] == pieces[b.0])
+            .filter(|run| run.len() > 1)
+            .map(|run| run.iter().map(|&(_, shift)| shift).collect())
             .collect();
         let mut layout = Layout {
             material,
@@ -355,7 +416,9 @@ impl Layout {
             slice_lookup: Vec::new(),
             slice_size,
             identical,
-            free_order: order.to_vec(),
+            order: order.to_vec(),
+            digits,
+            strides,
         };
         layout.enumerate_slices();
         layout
@@ -476,15 +539,9 @@ impl Layout {
     /// The index step of moving the piece in `slot` by one square, when
     /// moving it keeps the canonical frame: free pieces always, kings only
     /// in pawn tables. `None` for pawns and for kings of pawnless tables.
+    #[inline]
     pub fn stride(&self, slot: usize) -> Option<u64> {
-        let f = self.free as u32;
-        match slot {
-            0 if self.pawns > 0 => Some(64u64.pow(f + 1)),
-            1 if self.pawns > 0 => Some(64u64.pow(f)),
-            0 | 1 => None,
-            s if s < 2 + self.free => Some(64u64.pow(f + 1 - s as u32)),
-            _ => None,
-        }
+        self.strides[slot]
     }
 
     /// Whether the table has identical free pieces (two white rooks, ...):
@@ -545,7 +602,9 @@ impl Layout {
     pub fn encode(&self, placement: &Placement) -> Option<TableIndex> {
         let mut sq = placement.squares;
         let n = self.pieces.len();
-        let (slice, kings) = if self.pawns == 0 {
+        // The king pair leads a pawnless table's index; a pawn table's
+        // kings are digits like the free pieces.
+        let (slice, pair) = if self.pawns == 0 {
             let sym = symmetry_for_kings(sq[0], sq[1]);
             if sym != Symmetry::IDENTITY {
                 for s in &mut sq[..n] {
@@ -575,11 +634,14 @@ impl Layout {
             if slice == NONE32 || pawns[..self.pawns].iter().any(|&p| !(8..56).contains(&p)) {
                 return None;
             }
-            (u64::from(slice), u64::from(sq[0]) * 64 + u64::from(sq[1]))
+            (u64::from(slice), 0)
         };
-        let within = sq[2..2 + self.free]
+        let within = self
+            .digits
             .iter()
-            .fold(kings, |acc, &s| acc * 64 + u64::from(s));
+            .fold(pair << (6 * self.free), |acc, &(slot, shift)| {
+                acc | u64::from(sq[slot]) << shift
+            });
         Some(TableIndex(slice * self.slice_size + within))
     }
 
@@ -591,25 +653,15 @@ impl Layout {
         assert!(index.0 < self.size(), "index {} out of range", index.0);
         // Every factor but the pawnless king pairs is a power of two, so
         // the digits come out by shifts and masks.
-        let free_bits = 6 * self.free as u32;
-        let slice = if self.pawns == 0 {
-            0
-        } else {
-            (index.0 >> (12 + free_bits)) as usize
-        };
-        let mut rest = index.0 & ((1u64 << free_bits) - 1);
-        let kings = (index.0 >> free_bits) & if self.pawns == 0 { u64::MAX } else { 4095 };
+        let digit_bits = 6 * self.digits.len() as u32;
         let mut squares = [0u8; MAX_PIECES];
-        for slot in (2..2 + self.free).rev() {
-            squares[slot] = (rest & 63) as u8;
-            rest >>= 6;
+        for &(slot, shift) in &self.digits {
+            squares[slot] = (index.0 >> shift & 63) as u8;
         }
-        let rest = kings;
         if self.pawns == 0 {
-            (squares[0], squares[1]) = KING_PAIRS.squares[rest as usize];
+            (squares[0], squares[1]) = KING_PAIRS.squares[(index.0 >> digit_bits) as usize];
         } else {
-            squares[0] = (rest / 64) as u8;
-            squares[1] = (rest % 64) as u8;
+            let slice = (index.0 >> digit_bits) as usize;
             let first_pawn = 2 + self.free;
             squares[first_pawn..first_pawn + self.pawns]
                 .copy_from_slice(&self.slices[slice][..self.pawns]);
@@ -619,17 +671,18 @@ impl Layout {
 
     /// Run `visit` on every index of `range` with its placement, in order,
     /// stopping at the first error. Cheaper than [`Layout::decode`] per
-    /// index: between multiples of 64 only the last free piece moves.
+    /// index: between multiples of 64 only the last digit's piece moves.
     pub fn try_for_each_placement<E>(
         &self,
         range: std::ops::Range<u64>,
         mut visit: impl FnMut(u64, &Placement) -> Result<(), E>,
     ) -> Result<(), E> {
+        let last = self.digits.last().map(|&(slot, _)| slot);
         let mut placement = self.decode(TableIndex(range.start));
         for index in range.clone() {
             if index > range.start {
-                if self.free > 0 && !index.is_multiple_of(64) {
-                    placement.squares[1 + self.free] += 1;
+                if let Some(slot) = last.filter(|_| !index.is_multiple_of(64)) {
+                    placement.squares[slot] += 1;
                 } else {
                     placement = self.decode(TableIndex(index));
                 }
@@ -1003,41 +1056,82 @@ mod tests {
     }
 
     #[test]
-    fn free_orders_keep_identical_pieces_together() {
-        let orders = |name: &str| Layout::free_orders(name.parse().expect("material"));
+    fn orders_keep_identical_pieces_together_and_pawnless_kings_first() {
+        let orders = |name: &str| Layout::orders(name.parse().expect("material"));
         assert_eq!(orders("KRBvKR").len(), 6);
-        assert_eq!(orders("KRBvKR")[0], [0, 1, 2], "the solver's order first");
-        assert_eq!(orders("KRRvKR"), [vec![0, 1, 2], vec![2, 0, 1]]);
-        assert_eq!(orders("KRvK"), [vec![0]]);
-        assert_eq!(orders("KPvKP"), [Vec::<u8>::new()]);
-        let err = Layout::with_free_order("KRRvKR".parse().expect("material"), &[0, 2, 1])
-            .expect_err("the rooks apart");
+        assert_eq!(
+            orders("KRBvKR")[0],
+            [0, 1, 2, 3, 4],
+            "the solver's order first"
+        );
+        assert_eq!(orders("KRRvKR"), [vec![0, 1, 2, 3, 4], vec![0, 1, 4, 2, 3]]);
+        assert_eq!(orders("KRvK"), [vec![0, 1, 2]]);
+        assert_eq!(orders("KPvKP"), [vec![0, 1], vec![1, 0]]);
+        assert_eq!(orders("KRvKP").len(), 6, "the kings anywhere with pawns");
+        // The rooks as one block among the kings: 3! orders.
+        assert_eq!(orders("KRRvKP").len(), 6);
+        assert!(orders("KRRvKP").contains(&vec![2, 3, 1, 0]));
+        let kpvk = orders("KPvK");
+        assert_eq!(
+            Layout::new("KPvK".parse().expect("material")).order(),
+            kpvk[0]
+        );
+        let krrvkr = "KRRvKR".parse().expect("material");
+        let err = Layout::with_order(krrvkr, &[0, 1, 2, 4, 3]).expect_err("the rooks apart");
         assert_eq!(
             err,
-            "free-piece order [0, 2, 1] is not an order of KRRvKR's 3 free pieces that keeps identical pieces together"
+            "piece order [0, 1, 2, 4, 3] is not an order of KRRvKR's kings and 3 free pieces that puts the kings first and keeps identical pieces together"
         );
-        let err = Layout::with_free_order("KRvK".parse().expect("material"), &[0, 1])
-            .expect_err("too many");
-        assert!(err.starts_with("free-piece order [0, 1] is not"), "{err}");
+        let err = Layout::with_order("KRvK".parse().expect("material"), &[1, 0, 2])
+            .expect_err("pawnless kings second");
+        assert!(err.starts_with("piece order [1, 0, 2] is not"), "{err}");
+        let err = Layout::with_order("KRRvKP".parse().expect("material"), &[3, 2, 0, 1])
+            .expect_err("rooks out of their order");
+        assert_eq!(
+            err,
+            "piece order [3, 2, 0, 1] is not an order of KRRvKP's kings and 2 free pieces that keeps identical pieces together"
+        );
     }
 
     #[test]
     fn reordered_layouts_give_a_position_a_shuffled_index() {
-        for name in ["KRBvKR", "KRRvKR", "KRPvKR", "KQvKR", "KRRvKP"] {
+        for name in [
+            "KRBvKR", "KRRvKR", "KRPvKR", "KQvKR", "KRRvKP", "KPvKP", "KQvKP",
+        ] {
             let material = name.parse().expect("material");
             let solver = Layout::new(material);
-            for order in Layout::free_orders(material) {
-                let file = Layout::with_free_order(material, &order).expect("listed");
+            for order in Layout::orders(material) {
+                let file = Layout::with_order(material, &order).expect("listed");
                 let (to_file, back) = (solver.reorder_to(&file), file.reorder_to(&solver));
                 assert_eq!(to_file.is_identity(), order.is_sorted(), "{name} {order:?}");
                 assert_eq!(file.size(), solver.size());
+                assert_eq!(
+                    file.order_pieces(),
+                    order
+                        .iter()
+                        .map(|&s| solver.pieces[usize::from(s)])
+                        .collect::<Vec<_>>()
+                );
+                // Kings keep their slots, free pieces take theirs in order.
+                let mut next_free = 2;
+                let slots: Vec<usize> = order
+                    .iter()
+                    .map(|&s| {
+                        if s < 2 {
+                            usize::from(s)
+                        } else {
+                            next_free += 1;
+                            next_free - 1
+                        }
+                    })
+                    .collect();
                 for i in (0..solver.size()).step_by((solver.size() / 3000) as usize + 1) {
                     let p = solver.decode(TableIndex(i));
                     let j = to_file.apply(i);
                     assert_eq!(back.apply(j), i, "{name} {order:?} {i}");
                     let q = file.decode(TableIndex(j));
-                    for (k, &from) in order.iter().enumerate() {
-                        assert_eq!(q.squares[2 + k], p.squares[2 + usize::from(from)]);
+                    for (&from, &slot) in order.iter().zip(&slots) {
+                        assert_eq!(q.squares[slot], p.squares[usize::from(from)]);
                     }
                     if !solver.overlaps(&p) {
                         assert_eq!(file.board(&q), solver.board(&p), "{name} {order:?} {i}");
@@ -1047,7 +1141,33 @@ mod tests {
                         assert_eq!(file.encode(&placed).map(|t| t.0), Some(sorted));
                         assert_eq!(to_file.apply(solver.sorted_identical(i)), sorted);
                     }
+                    // Moving a digit's piece one square up moves the index
+                    // by its stride.
+                    for &slot in &slots {
+                        let Some(stride) = file.stride(slot) else {
+                            continue;
+                        };
+                        if q.squares[slot] < 63 {
+                            let mut moved = q;
+                            moved.squares[slot] += 1;
+                            assert_eq!(file.encode(&moved), Some(TableIndex(j + stride)));
+                        }
+                    }
                 }
+                // Placements in order, the last digit's piece moving fastest.
+                let start = file.size() / 3 - 100;
+                let mut seen = 0;
+                file.try_for_each_placement(start..start + 200, |i, placement| {
+                    assert_eq!(
+                        *placement,
+                        file.decode(TableIndex(i)),
+                        "{name} {order:?} {i}"
+                    );
+                    seen += 1;
+                    Ok::<(), ()>(())
+                })
+                .expect("no error");
+                assert_eq!(seen, 200);
             }
         }
     }
@@ -1090,11 +1210,14 @@ mod tests {
 
         #[test]
         fn every_index_decodes_to_a_placement_that_encodes_back(raw in any::<u64>()) {
-            for name in ["KQvKR", "KRPvK", "KPvKP", "KBBvKN"] {
-                let l = layout(name);
-                let i = TableIndex(raw % l.size());
-                let p = l.decode(i);
-                prop_assert_eq!(l.encode(&p), Some(i));
+            for name in ["KQvKR", "KRPvK", "KPvKP", "KBBvKN", "KRRvKP"] {
+                let material = name.parse().expect("material");
+                for order in Layout::orders(material) {
+                    let l = Layout::with_order(material, &order).expect("listed");
+                    let i = TableIndex(raw % l.size());
+                    let p = l.decode(i);
+                    prop_assert_eq!(l.encode(&p), Some(i));
+                }
             }
         }
     }

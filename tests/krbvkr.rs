@@ -188,15 +188,15 @@ fn the_rules_nest_on_every_position() {
     for material in materials {
         let files = [fifty, seventy_five, none]
             .map(|tb| FileValues::new(tb, &material).expect("generated"));
-        // Each file numbers positions in the free-piece order it chose: the
-        // same position is at the same index up to a shuffle of the free
-        // pieces' digits, so aligned groups of 64^free indices (and of
-        // whole chunks) hold the same positions in every file.
+        // Each file numbers positions in the order it chose: the same
+        // position is at the same index up to a shuffle of the pieces'
+        // digits, so aligned groups of 64^digits indices (and of whole
+        // chunks) hold the same positions in every file.
         let layouts = files.each_ref().map(|f| f.file().layout());
         let to_file = layouts.map(|l| layouts[0].reorder_to(l));
-        let free = layouts[0].free_order().len() as u32;
+        let digits = layouts[0].digit_count() as u32;
         let chunk_len = files[0].file().chunk_positions();
-        let group = chunk_len.max(64u64.pow(free));
+        let group = chunk_len.max(64u64.pow(digits));
         let per_side = layouts[0].size().div_ceil(group);
         let (cells, kept) = (0..2 * per_side)
             .into_par_iter()

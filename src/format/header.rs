@@ -14,7 +14,7 @@ use crate::{
     value::{Dtz, Rule, Wdl},
 };
 
-/// Where the free-piece order lies: one nibble per free piece.
+/// Where the piece order lies: one nibble per piece of the order.
 const ORDER_AT: usize = 152;
 
 /// Bytes of one side's statistics in the header.
@@ -29,9 +29,9 @@ pub struct Header {
     pub rule: Rule,
     /// Positions per side to move.
     pub positions: u64,
-    /// The order of the free pieces in the file's index (see
-    /// [`Layout::with_free_order`]).
-    pub free_order: Vec<u8>,
+    /// The order of the pieces in the file's index (see
+    /// [`Layout::with_order`]).
+    pub order: Vec<u8>,
     /// Statistics per side to move.
     pub stats: ByColor<SideStats>,
 }
@@ -104,8 +104,7 @@ impl SideStats {
     }
 }
 
-/// The header of a file of `layout` (its material, size and free-piece
-/// order).
+/// The header of a file of `layout` (its material, size and piece order).
 pub(super) fn header_bytes(layout: &Layout, rule: Rule, stats: &ByColor<SideStats>) -> Vec<u8> {
     let material = layout.material();
     let mut h = Vec::with_capacity(HEADER_LEN);
@@ -136,7 +135,7 @@ pub(super) fn header_bytes(layout: &Layout, rule: Rule, stats: &ByColor<SideStat
         h.extend_from_slice(&s.longest_at.map_or(u64::MAX, |i| i.0).to_le_bytes());
     }
     let order = layout
-        .free_order()
+        .order()
         .iter()
         .rev()
         .fold(0u32, |acc, &piece| acc << 4 | u32::from(piece));
@@ -174,12 +173,14 @@ pub(super) fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
         return Err(bad(format!("material '{name}' is not normalised")));
     }
     let positions = u64_at(b, 32);
-    let free = free_pieces(material).len();
-    let order = u32_at(b, ORDER_AT);
-    let free_order: Vec<u8> = (0..free).map(|j| (order >> (4 * j) & 15) as u8).collect();
-    if order.checked_shr(4 * free as u32).unwrap_or(0) != 0 {
+    let pieces = 2 + free_pieces(material).len();
+    let nibbles = u32_at(b, ORDER_AT);
+    let order: Vec<u8> = (0..pieces)
+        .map(|j| (nibbles >> (4 * j) & 15) as u8)
+        .collect();
+    if nibbles.checked_shr(4 * pieces as u32).unwrap_or(0) != 0 {
         return Err(bad(format!(
-            "free-piece order {order:#x} has more than {free} pieces"
+            "piece order {nibbles:#x} has more than {pieces} pieces"
         )));
     }
     let stats = ByColor::new_with(|turn| {
@@ -203,7 +204,7 @@ pub(super) fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
         material,
         rule,
         positions,
-        free_order,
+        order,
         stats,
     })
 }

@@ -3,10 +3,10 @@
 //! One file per table, named after its material (`KRPvKR.dtz50`), holding
 //! WDL and DTZ in separate streams so that a WDL probe never touches DTZ
 //! bytes. All integers are little-endian. Positions are numbered per side
-//! to move by [`crate::index`], with the free pieces in the order the
+//! to move by [`crate::index`], with the pieces' digits in the order the
 //! header records: the writer tries every order that keeps identical
-//! pieces together on a sample and keeps the one that compresses best
-//! (see the solved module). The file has four stream places, each for
+//! pieces together (and, in a pawn table, puts the kings anywhere) on a
+//! sample and keeps the one that compresses best (see the solved module). The file has four stream places, each for
 //! the codes of one section for one side to move, in this order: WDL with
 //! White to move, WDL with Black to move, DTZ with White, DTZ with Black.
 //! DTZ is kept for one side to move only, the one whose stream the writer
@@ -44,10 +44,12 @@
 //!                 4 × u16 longest (win, cursed win, loss, blessed loss),
 //!                 u64 index reaching the longest (u64::MAX: none)
 //!     96    56  statistics, Black to move (same layout)
-//!    152     4  free-piece order (u32): nibble j (from the least
-//!               significant) is the solver's position of the file's free
-//!               piece j (crate::index::Layout::with_free_order); zero
-//!               beyond the table's free pieces
+//!    152     4  piece order (u32): nibble j (from the least significant)
+//!               is the solver's slot (0 White's king, 1 Black's king,
+//!               2.. the free pieces, strongest first) of the piece at
+//!               position j of the file's index, from the most significant
+//!               (crate::index::Layout::with_order); a pawnless table's
+//!               starts 0, 1; zero beyond its kings and free pieces
 //!    156     4  CRC-32C of bytes 0..156
 //! three streams (WDL White, WDL Black, the kept DTZ), one after the
 //! other, each:
@@ -137,7 +139,7 @@ pub use writer::write_table;
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads.
-pub const VERSION: u16 = 6;
+pub const VERSION: u16 = 7;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block: one or two cache lines per probe.

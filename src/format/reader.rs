@@ -129,8 +129,8 @@ impl<S: Source> TableFile<S> {
             });
         }
         let header = parse_header(&head)?;
-        let layout = Layout::with_free_order(header.material, &header.free_order)
-            .map_err(FormatError::Header)?;
+        let layout =
+            Layout::with_order(header.material, &header.order).map_err(FormatError::Header)?;
         if layout.size() != header.positions {
             return Err(FormatError::Header(format!(
                 "{} positions per side, {} has {}",

@@ -1,14 +1,16 @@
 //! A solved table as a file keeps it: what the writer needs of the solver
 //! ([`SolvedValues`]), the code each position of a stream takes, and the
-//! order of the free pieces the file numbers positions in.
+//! order of the pieces' digits the file numbers positions in.
 //!
-//! The order of the free pieces decides which positions are neighbours in
-//! a stream, so how long the runs of equal codes are: the same table takes
-//! 35-41 % fewer bytes in its best order than in the solver's (KRBvKR,
-//! KRNvKR, KQRvKR; see BENCHMARKS.md), and no fixed rule finds the best
-//! one. [`plan_file`] therefore tries every order that keeps identical
-//! pieces together ([`Layout::free_orders`]) on a sample of each stream
-//! and keeps the one whose estimate is smallest; the file's header records
+//! The order of the digits decides which positions are neighbours in a
+//! stream, so how long the runs of equal codes are: the same table takes
+//! 35-41 % fewer bytes in its best order of free pieces than in the
+//! solver's (KRBvKR, KRNvKR, KQRvKR), and a pawn table up to half as many
+//! with its kings' digits moved too (KNvKP; see BENCHMARKS.md). No fixed
+//! rule finds the best one. [`plan_file`] therefore tries every order
+//! [`Layout::orders`] lists (identical pieces together; a pawnless
+//! table's kings first, a pawn table's anywhere) on a sample of each
+//! stream and keeps the one whose estimate is smallest; the file's header records
 //! it, and readers number positions in it. The same estimate decides
 //! which side's DTZ the file keeps, so the other side's DTZ stream is never
 //! encoded. The sample is fixed, so the choice does not depend on the
@@ -36,7 +38,7 @@ const WINDOW: u64 = 1 << 14;
 
 /// What the writer needs of a solved table.
 pub trait SolvedValues: Sync {
-    /// The table's index scheme (the solver's free-piece order).
+    /// The table's index scheme (the solver's order).
     fn layout(&self) -> &Layout;
 
     /// The rule the table was solved for.
@@ -67,7 +69,7 @@ pub trait SolvedValues: Sync {
     }
 }
 
-/// A solved table seen in a file's free-piece order.
+/// A solved table seen in a file's order of digits.
 pub(super) struct InFileOrder<'a, T: ?Sized> {
     table: &'a T,
     /// The file's index scheme.
@@ -223,20 +225,20 @@ fn resolve(lead: &[Wanted], first: u16) -> impl Iterator<Item = u16> + '_ {
     })
 }
 
-/// How `table` is written: in the free-piece order that, of the orders
-/// that keep identical pieces together, gives the fewest estimated bytes
-/// (both WDL streams and the smaller DTZ stream; the solver's own order
-/// on a tie, then the first in [`Layout::free_orders`]), keeping the DTZ
+/// How `table` is written: in the order, of those [`Layout::orders`]
+/// lists, that gives the fewest estimated bytes (both WDL streams and the
+/// smaller DTZ stream; the solver's own order on a tie, then the first
+/// listed), keeping the DTZ
 /// of the side whose stream is estimated smaller (White on a tie). The
 /// estimate decides the side so that the other side's DTZ stream is never
 /// encoded.
 pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> (InFileOrder<'_, T>, Color) {
     let material = table.layout().material();
-    let orders = Layout::free_orders(material);
+    let orders = Layout::orders(material);
     let estimates: Vec<[f64; 4]> = orders
         .par_iter()
         .map(|order| {
-            let layout = Layout::with_free_order(material, order).expect("an order it lists");
+            let layout = Layout::with_order(material, order).expect("an order it lists");
             InFileOrder::new(table, layout).estimated_bytes()
         })
         .collect();
@@ -248,7 +250,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> (InFileOrder<'_,
                 .then(a.cmp(&b))
         })
         .expect("at least one order");
-    let layout = Layout::with_free_order(material, &orders[best]).expect("an order it lists");
+    let layout = Layout::with_order(material, &orders[best]).expect("an order it lists");
     let [.., white, black] = estimates[best];
     let dtz_side = if black < white {
         Color::Black

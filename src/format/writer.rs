@@ -1,5 +1,5 @@
 //! The writer: a solved table streamed to any `io::Write` in the format
-//! of the module doc, in the free-piece order that compresses it best (see
+//! of the module doc, in the order of digits that compresses it best (see
 //! the solved module), one stream at a time (each encoded in parallel, see
 //! the stream module), so the bytes do not depend on the thread count. It
 //! reads the values through [`SolvedValues`], so it knows nothing of the

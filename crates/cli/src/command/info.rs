@@ -1,8 +1,9 @@
 //! `dtz50 info`: the header facts of table files, one tab-separated line
 //! each: material, rule, positions per side, bytes, each side's counts
 //! (win, cursed win, draw, blessed loss, loss), the longest DTZ and a FEN
-//! reaching it, the order the file numbers its free pieces in (the writer
-//! picks the one that compresses best; kings and pawns are not free), and
+//! reaching it, the order of the pieces in the file's index, most
+//! significant first (the writer picks the one that compresses best; a
+//! pawnless table's kings always lead, pawns are not in it), and
 //! the side to move whose DTZ the file keeps (the other side's is found by
 //! a one-ply search).
 
@@ -28,7 +29,7 @@ pub struct InfoArgs {
 /// Run `dtz50 info`.
 pub fn run(args: InfoArgs) -> Result<ExitCode> {
     say(
-        "table\trule\tpositions/side\tbytes\twtm W/CW/D/BL/L\tbtm W/CW/D/BL/L\tlongest\tlongest at\tfree pieces\tdtz kept",
+        "table\trule\tpositions/side\tbytes\twtm W/CW/D/BL/L\tbtm W/CW/D/BL/L\tlongest\tlongest at\torder\tdtz kept",
     )?;
     for file in table_files(&args.path)? {
         let table = open_file(&file)?;
@@ -57,10 +58,7 @@ fn info_line<S: Source>(table: &TableFile<S>) -> String {
         let [l, bl, d, cw, w] = s.counts;
         format!("{w}/{cw}/{d}/{bl}/{l}")
     };
-    let free: String = layout.pieces()[2..2 + layout.free_order().len()]
-        .iter()
-        .map(|piece| piece.char())
-        .collect();
+    let order: String = layout.order_pieces().iter().map(|p| p.char()).collect();
     format!(
         "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
         h.material,
@@ -71,7 +69,7 @@ fn info_line<S: Source>(table: &TableFile<S>) -> String {
         counts(&h.stats.black),
         stats.longest(),
         fen,
-        if free.is_empty() { "-" } else { &free },
+        order,
         table.dtz_side().char()
     )
 }
