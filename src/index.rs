@@ -570,8 +570,9 @@ impl Layout {
     /// merged in the index, so the other orders are stored too and always
     /// hold the same value; the solver works on the sorted index alone and
     /// copies its value to the others at the end. The free pieces' squares
-    /// are the low `6 · free` bits of an index (every factor above them is
-    /// a multiple of `64^free`), so this is bit shuffling.
+    /// are 6-bit digits in the low `6 · digits` bits of an index (the king
+    /// pair or the slice above them is a multiple of `64^digits`), so this
+    /// is bit shuffling.
     #[inline]
     pub fn sorted_identical(&self, index: u64) -> u64 {
         let mut index = index;
