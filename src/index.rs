@@ -896,6 +896,62 @@ impl Reorder {
     pub fn is_identity(&self) -> bool {
         self.moves.is_empty()
     }
+
+    /// Visit every index of the aligned block `start..start + 2^bits`
+    /// (`start` a multiple of `2^bits`) as its offset in the block and its
+    /// index in the target layout, in ascending order of the target
+    /// indices. A map that moves a low digit high scatters consecutive
+    /// indices across the target's whole range; visiting them in the
+    /// target's order keeps reads of a target-ordered array sequential.
+    pub fn for_each_in_block(&self, start: u64, bits: u32, mut visit: impl FnMut(usize, u64)) {
+        debug_assert!(start.trailing_zeros() >= bits || start == 0);
+        // Where each bit of the block goes, as runs of bits that stay
+        // together: (bit in the block, bit in the target, length).
+        let target_of = |bit: u32| {
+            self.moves
+                .iter()
+                .find(|&&(from, _)| (from..from + 6).contains(&bit))
+                .map_or(bit, |&(from, to)| to + bit - from)
+        };
+        let mut bit_pairs: Vec<(u32, u32)> = (0..bits).map(|b| (target_of(b), b)).collect();
+        bit_pairs.sort_unstable();
+        let mut runs: Vec<(u32, u32, u32)> = Vec::new();
+        for (to, from) in bit_pairs {
+            match runs.last_mut() {
+                Some((f, t, len)) if *f + *len == from && *t + *len == to => *len += 1,
+                _ => runs.push((from, to, 1)),
+            }
+        }
+        let base = self.apply(start);
+        let Some((&(from0, to0, len0), outer)) = runs.split_first() else {
+            visit(0, base);
+            return;
+        };
+        // An odometer over the outer runs, the first run innermost.
+        let mut counters = vec![0u64; outer.len()];
+        let (mut offset, mut target) = (0u64, base);
+        loop {
+            for c in 0..1u64 << len0 {
+                visit((offset | c << from0) as usize, target | c << to0);
+            }
+            let mut r = 0;
+            loop {
+                let Some(&(from, to, len)) = outer.get(r) else {
+                    return;
+                };
+                counters[r] += 1;
+                if counters[r] < 1 << len {
+                    offset += 1 << from;
+                    target += 1 << to;
+                    break;
+                }
+                offset -= (counters[r] - 1) << from;
+                target -= (counters[r] - 1) << to;
+                counters[r] = 0;
+                r += 1;
+            }
+        }
+    }
 }
 
 /// The position of `board` with `turn` to move, no castling rights and no
@@ -1169,6 +1225,35 @@ mod tests {
                 })
                 .expect("no error");
                 assert_eq!(seen, 200);
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_is_visited_once_in_the_target_order() {
+        for (name, order) in [
+            ("KRPvKR", vec![1, 0, 3, 2]),
+            ("KNvKP", vec![2, 1, 0]),
+            ("KRBvKR", vec![0, 1, 4, 3, 2]),
+            ("KRvKP", vec![0, 1, 2]),
+        ] {
+            let material = name.parse().expect("material");
+            let file = Layout::with_order(material, &order).expect("listed");
+            let to_solver = file.reorder_to(&Layout::new(material));
+            for (start, bits) in [(0, 0), (0, 7), (1 << 20, 20), (3 << 14, 14), (5 << 3, 3)] {
+                let mut seen = vec![false; 1 << bits];
+                let mut last = None;
+                to_solver.for_each_in_block(start, bits, |offset, target| {
+                    assert!(!seen[offset], "{name} {start} {bits}: {offset} twice");
+                    seen[offset] = true;
+                    assert_eq!(target, to_solver.apply(start + offset as u64), "{name}");
+                    assert!(last < Some(target), "{name} {start} {bits}: ascending");
+                    last = Some(target);
+                });
+                assert!(
+                    seen.iter().all(|&s| s),
+                    "{name} {start} {bits}: every index"
+                );
             }
         }
     }

@@ -9,7 +9,7 @@
 //! with its kings' digits moved too (KNvKP; see BENCHMARKS.md). No fixed
 //! rule finds the best one. [`plan_file`] therefore tries every order
 //! [`Layout::orders`] lists (identical pieces together; a pawnless
-//! table's kings first, a small pawn table's anywhere) on a sample of
+//! table's kings first, a pawn table's anywhere) on a sample of
 //! each stream and keeps the one whose estimate is smallest; the file's
 //! header records it, and readers number positions in it. The same
 //! estimate decides which side's DTZ the file keeps, so the other side's
@@ -35,13 +35,19 @@ const WHOLE_UP_TO: u64 = 1 << 18;
 const WINDOWS: u64 = 16;
 /// Positions per window.
 const WINDOW: u64 = 1 << 14;
-/// Positions per side up to which a pawn table's kings may leave the top
-/// of the index. The sample ranks such orders well where it is a few
-/// percent of the table (every 3-4 piece table: KNvKP's chosen order takes
-/// 56 % fewer bytes than the kings-first one), not where it is 0.07 %
-/// (KRPvKR: the order it chose, Black's king first, took 3.4 % more bytes
-/// and 249 s to build instead of 82; see BENCHMARKS.md).
+/// Positions per side up to which a pawn table's kings leave the top of
+/// the index wherever the estimate says. The sample ranks such orders well
+/// where it is a few percent of the table (every 3-4 piece table: KNvKP's
+/// chosen order takes 56 % fewer bytes than the kings-first one); where
+/// it is 0.07 % only a large estimated gain is trusted
+/// ([`KINGS_MOVE_GAIN`]).
 const KINGS_MOVE_UP_TO: u64 = 1 << 23;
+/// In a larger pawn table, the kings leave the top only if the best such
+/// order's estimate is at most this fraction of the best kings-first
+/// order's. KBBvKP's estimates: 0.21 (`BBkK`; written whole, 75 % fewer
+/// bytes); KRPvKR's: 0.93 (`kKrR`; written whole, 3.4 % more bytes; see
+/// BENCHMARKS.md).
+const KINGS_MOVE_GAIN: f64 = 0.5;
 
 /// What the writer needs of a solved table.
 pub trait SolvedValues: Sync {
@@ -63,6 +69,14 @@ pub trait SolvedValues: Sync {
     /// without its sub-tables at hand answers.
     fn zeroing_decides(&self, turn: Color, index: u64, dtz: Dtz) -> bool {
         let _ = (turn, index, dtz);
+        false
+    }
+
+    /// Whether values read in the solver's index order come much faster
+    /// than values read scattered (a large table whose finished levels are
+    /// packed in chunks); the writer then reads in that order. Answering
+    /// `false` is always sound.
+    fn reads_in_order(&self) -> bool {
         false
     }
 
@@ -119,8 +133,8 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
         // What the positions before the first exact code want.
         let mut lead = Vec::new();
         let mut previous = None;
-        for index in start..start + len as u64 {
-            let code = match (previous, self.wanted(id, index)) {
+        for wanted in self.all_wanted(id, start, len) {
+            let code = match (previous, wanted) {
                 (Some(before), wanted) => wanted.code_after(before),
                 (None, Wanted::Exactly(code)) => {
                     out.extend(resolve(&lead, code));
@@ -144,16 +158,44 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
         out
     }
 
-    /// What the file may store at `index` of one stream.
+    /// What each of `len` positions of one stream from file index `start`
+    /// may store. Where the table reads faster in its own order
+    /// ([`SolvedValues::reads_in_order`]) and the file's order moves
+    /// digits, the range is read as the aligned blocks that cover it, each
+    /// in the solver's order: an order that moves a low digit high would
+    /// otherwise read values scattered across the whole table.
+    fn all_wanted(&self, id: StreamId, start: u64, len: usize) -> Vec<Wanted> {
+        let end = start + len as u64;
+        if self.to_solver.is_identity() || !self.table.reads_in_order() {
+            return (start..end)
+                .map(|index| self.wanted(id, index, self.to_solver.apply(index)))
+                .collect();
+        }
+        let bits = len.next_power_of_two().trailing_zeros();
+        let block = 1u64 << bits;
+        let mut wanted = vec![Wanted::Any; len];
+        for base in (start / block * block..end).step_by(block as usize) {
+            self.to_solver
+                .for_each_in_block(base, bits, |offset, solver| {
+                    let index = base + offset as u64;
+                    if (start..end).contains(&index) {
+                        wanted[(index - start) as usize] = self.wanted(id, index, solver);
+                    }
+                });
+        }
+        wanted
+    }
+
+    /// What the file may store at file index `index` of one stream, the
+    /// solver's `solver`.
     #[inline]
-    fn wanted(&self, id: StreamId, index: u64) -> Wanted {
+    fn wanted(&self, id: StreamId, index: u64, solver: u64) -> Wanted {
         let table = self.table;
         let rule = table.rule();
         // Readers read the sorted order of identical pieces only.
         if self.identical && self.layout.sorted_identical(index) != index {
             return Wanted::Any;
         }
-        let solver = self.to_solver.apply(index);
         match (id.section, table.value(id.turn, solver)) {
             (Section::Wdl, Some(dtz)) => {
                 let code = wdl_code(Wdl::from_dtz(dtz, rule));
@@ -233,18 +275,13 @@ fn resolve(lead: &[Wanted], first: u16) -> impl Iterator<Item = u16> + '_ {
 }
 
 /// How `table` is written: in the order, of those [`Layout::orders`]
-/// lists (with the kings first in tables over [`KINGS_MOVE_UP_TO`]
-/// positions per side), that gives the fewest estimated bytes (both WDL
-/// streams and the smaller DTZ stream; the solver's own order on a tie,
-/// then the first listed), keeping the DTZ of the side whose stream is
-/// estimated smaller (White on a tie). The estimate decides the side so
-/// that the other side's DTZ stream is never encoded.
+/// lists, that gives the fewest estimated bytes (both WDL streams and the
+/// smaller DTZ stream; see [`best_order`]), keeping the DTZ of the side
+/// whose stream is estimated smaller (White on a tie). The estimate
+/// decides the side so that the other side's DTZ stream is never encoded.
 pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> (InFileOrder<'_, T>, Color) {
     let material = table.layout().material();
-    let mut orders = Layout::orders(material);
-    if table.layout().size() > KINGS_MOVE_UP_TO {
-        orders.retain(|order| order.starts_with(&[0, 1]));
-    }
+    let orders = Layout::orders(material);
     let estimates: Vec<[f64; 4]> = orders
         .par_iter()
         .map(|order| {
@@ -252,14 +289,11 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> (InFileOrder<'_,
             InFileOrder::new(table, layout).estimated_bytes()
         })
         .collect();
-    let total = |e: &[f64; 4]| e[0] + e[1] + e[2].min(e[3]);
-    let best = (0..orders.len())
-        .min_by(|&a, &b| {
-            total(&estimates[a])
-                .total_cmp(&total(&estimates[b]))
-                .then(a.cmp(&b))
-        })
-        .expect("at least one order");
+    let totals: Vec<f64> = estimates
+        .iter()
+        .map(|e| e[0] + e[1] + e[2].min(e[3]))
+        .collect();
+    let best = best_order(&orders, &totals, table.layout().size());
     let layout = Layout::with_order(material, &orders[best]).expect("an order it lists");
     let [.., white, black] = estimates[best];
     let dtz_side = if black < white {
@@ -268,4 +302,56 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> (InFileOrder<'_,
         Color::White
     };
     (InFileOrder::new(table, layout), dtz_side)
+}
+
+/// Which of `orders`, estimated at `totals` bytes, a table of `size`
+/// positions per side is written in: the smallest estimate (the first
+/// listed on a tie, the solver's own order first), except that a table
+/// over [`KINGS_MOVE_UP_TO`] keeps its kings first unless moving them is
+/// estimated to leave at most [`KINGS_MOVE_GAIN`] of the bytes.
+fn best_order(orders: &[Vec<u8>], totals: &[f64], size: u64) -> usize {
+    let smallest = |keep: &dyn Fn(&[u8]) -> bool| {
+        (0..orders.len())
+            .filter(|&i| keep(&orders[i]))
+            .min_by(|&a, &b| totals[a].total_cmp(&totals[b]).then(a.cmp(&b)))
+    };
+    let best = smallest(&|_| true).expect("at least one order");
+    let kings_first = smallest(&|order| order.starts_with(&[0, 1])).expect("the solver's order");
+    if size > KINGS_MOVE_UP_TO && totals[best] > KINGS_MOVE_GAIN * totals[kings_first] {
+        kings_first
+    } else {
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The writer's sample estimates (bytes) of some of KRPvKR's and
+    /// KBBvKP's orders (402,653,184 positions per side each).
+    #[test]
+    fn a_large_pawn_table_moves_its_kings_only_for_a_large_estimated_gain() {
+        let krpvkr: Vec<Vec<u8>> = vec![
+            vec![0, 1, 2, 3],
+            vec![0, 1, 3, 2],
+            vec![1, 0, 3, 2],
+            vec![3, 0, 1, 2],
+        ];
+        let krpvkr_bytes = [19_392_727.0, 19_374_758.0, 18_045_214.0, 18_615_628.0];
+        let large = 402_653_184;
+        assert_eq!(best_order(&krpvkr, &krpvkr_bytes, large), 1, "kings first");
+        // The same estimates in a table the sample covers well.
+        assert_eq!(best_order(&krpvkr, &krpvkr_bytes, KINGS_MOVE_UP_TO), 2);
+        let kbbvkp: Vec<Vec<u8>> = vec![
+            vec![0, 1, 2, 3],
+            vec![1, 0, 2, 3],
+            vec![2, 3, 0, 1],
+            vec![2, 3, 1, 0],
+        ];
+        let kbbvkp_bytes = [22_476_624.0, 21_224_014.0, 6_486_384.0, 4_562_609.0];
+        assert_eq!(best_order(&kbbvkp, &kbbvkp_bytes, large), 3, "BBkK");
+        // A tie goes to the order listed first.
+        assert_eq!(best_order(&kbbvkp, &[5.0, 5.0, 5.0, 5.0], large), 0);
+    }
 }

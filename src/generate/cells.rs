@@ -429,6 +429,12 @@ impl TableCells {
         Ok(())
     }
 
+    /// Whether finished levels are packed (then a read far from the last
+    /// few unpacks a chunk).
+    pub fn is_packed(&self) -> bool {
+        self.pack
+    }
+
     /// Positions per side in `level`.
     pub fn level_size(&self, level: usize) -> u64 {
         self.level_sizes[level]

@@ -346,6 +346,10 @@ impl SolvedValues for Seeded<'_> {
             && self.table.zeroing_reaches(turn, index)
     }
 
+    fn reads_in_order(&self) -> bool {
+        self.table.cells.is_packed()
+    }
+
     fn capture_reaches(&self, turn: Color, index: u64) -> bool {
         match &self.captured {
             None => self.table.zeroing_reaches(turn, index),
@@ -360,9 +364,56 @@ mod tests {
 
     use super::*;
     use crate::{
-        generate::{SolveOptions, solve},
+        format::{TableFile, write_table},
+        generate::{SolveOptions, solve, stats::stats},
         probe::resolve_wdl,
     };
+
+    /// A table read in the solver's order within blocks (as the writer
+    /// reads packed tables).
+    struct ReadInOrder<'a>(&'a Table);
+
+    impl SolvedValues for ReadInOrder<'_> {
+        fn layout(&self) -> &Layout {
+            &self.0.layout
+        }
+
+        fn rule(&self) -> Rule {
+            self.0.rule
+        }
+
+        fn value(&self, turn: Color, index: u64) -> Option<Dtz> {
+            SolvedValues::value(self.0, turn, index)
+        }
+
+        fn reads_in_order(&self) -> bool {
+            true
+        }
+    }
+
+    /// The writer reads a packed table's values in the solver's order,
+    /// block by block, wherever the file's order moves digits: the bytes
+    /// are those of reading each position where it falls. KNvKP's file
+    /// moves its kings (so its segments, sample windows and estimate
+    /// windows, aligned or not, are all read by blocks); KRBvK's moves
+    /// its free pieces only.
+    #[test]
+    fn reading_in_the_solvers_order_writes_the_same_bytes() {
+        for (name, order) in [("KNvKP", vec![2, 1, 0]), ("KRBvK", vec![0, 1, 3, 2])] {
+            let material: Material = name.parse().expect("material");
+            let mut set = TableSet::new();
+            for sub in Material::with_dependencies(&[material]) {
+                set.insert(solve(sub, &SolveOptions::default(), &set, &|_| {}).expect("solves"));
+            }
+            let table = set.get(&material).expect("solved");
+            let stats = stats(table);
+            let scattered = write_table(table, &stats, Vec::new()).expect("writes");
+            let in_order = write_table(&ReadInOrder(table), &stats, Vec::new()).expect("writes");
+            assert!(scattered == in_order, "{name}: the bytes differ");
+            let file = TableFile::new(scattered).expect("reads");
+            assert_eq!(file.header().order, order, "{name}: digits moved");
+        }
+    }
 
     /// The solver's record ([`Table::zeroing_reaches`]) against a search:
     /// every legal zeroing move of a position (shakmaty's move generation),
