@@ -871,8 +871,8 @@ fn permutations(items: &mut Vec<u8>, k: usize, out: &mut Vec<Vec<u8>>) {
 }
 
 /// The map between the indices of two layouts of one material in different
-/// free-piece orders ([`Layout::reorder_to`]): a shuffle of the 6-bit
-/// digits of the free pieces' squares.
+/// orders of their digits ([`Layout::reorder_to`]): a shuffle of the 6-bit
+/// digits of the pieces' squares (free pieces, and a pawn table's kings).
 #[derive(Debug, Clone)]
 pub struct Reorder {
     /// The bits that stay where they are.
@@ -904,7 +904,7 @@ impl Reorder {
     /// indices across the target's whole range; visiting them in the
     /// target's order keeps reads of a target-ordered array sequential.
     pub fn for_each_in_block(&self, start: u64, bits: u32, mut visit: impl FnMut(usize, u64)) {
-        debug_assert!(start.trailing_zeros() >= bits || start == 0);
+        debug_assert!(start.trailing_zeros() >= bits);
         // Where each bit of the block goes, as runs of bits that stay
         // together: (bit in the block, bit in the target, length).
         let target_of = |bit: u32| {
