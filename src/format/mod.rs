@@ -5,9 +5,10 @@
 //! bytes. All integers are little-endian. Positions are numbered per side
 //! to move by [`crate::index`], with the pieces' digits in the order the
 //! header records: the writer tries every order that keeps identical
-//! pieces together (and, in a pawn table, puts the kings anywhere) on a
-//! sample and keeps the one that compresses best (see the solved module). The file has four stream places, each for
-//! the codes of one section for one side to move, in this order: WDL with
+//! pieces together (with a pawn table's kings anywhere, a pawnless table's
+//! king pair anywhere) on a sample and keeps the one that compresses best
+//! (see the solved module). The file has four stream places, each for the
+//! codes of one section for one side to move, in this order: WDL with
 //! White to move, WDL with Black to move, DTZ with White, DTZ with Black.
 //! DTZ is kept for one side to move only, the one whose stream the writer
 //! estimates smaller from a sample (White on a tie; see the solved
@@ -32,7 +33,8 @@
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 160 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 6
+//!      8     2  VERSION (u16) = 8 (readers also read 7: the same
+//!               layout, a pawnless table's kings always leading)
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block (u16): WDL_BLOCK_LEN
@@ -49,7 +51,9 @@
 //!               2.. the free pieces, strongest first) of the piece at
 //!               position j of the file's index, from the most significant
 //!               (crate::index::Layout::with_order); a pawnless table's
-//!               starts 0, 1; zero beyond its kings and free pieces
+//!               has 1 right after 0: its king pair, 9 bits of the index
+//!               unless it leads (numbers 462..511 are "don't care"); zero
+//!               beyond its kings and free pieces
 //!    156     4  CRC-32C of bytes 0..156
 //! three streams (WDL White, WDL Black, the kept DTZ), one after the
 //! other, each:
@@ -138,8 +142,11 @@ pub use writer::write_table;
 
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
-/// The format version this crate writes and reads.
-pub const VERSION: u16 = 7;
+/// The format version this crate writes.
+pub const VERSION: u16 = 8;
+/// The oldest format version this crate reads: version 7 is version 8
+/// with a pawnless table's kings always leading the index.
+pub const OLDEST_VERSION: u16 = 7;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block: one or two cache lines per probe.
@@ -201,10 +208,10 @@ pub enum FormatError {
     BadMagic,
     /// Written by another format version.
     #[error(
-        "format version {got}, this dtz50 reads version {expected}; `dtz50 generate` into its directory rebuilds it"
+        "format version {got}, this dtz50 reads versions {OLDEST_VERSION} to {expected}; `dtz50 generate` into its directory rebuilds it"
     )]
     Version {
-        /// What we read.
+        /// The newest version we read.
         expected: u16,
         /// What the file says.
         got: u16,

@@ -5,11 +5,11 @@
 //! The order of the digits decides which positions are neighbours in a
 //! stream, so how long the runs of equal codes are: the same table takes
 //! 35-41 % fewer bytes in its best order of free pieces than in the
-//! solver's (KRBvKR, KRNvKR, KQRvKR), and a pawn table up to half as many
-//! with its kings' digits moved too (KNvKP; see BENCHMARKS.md). No fixed
-//! rule finds the best one. [`plan_file`] therefore tries every order
-//! [`Layout::orders`] lists (identical pieces together; a pawnless
-//! table's kings first, a pawn table's anywhere) on a sample of
+//! solver's (KRBvKR, KRNvKR, KQRvKR), and a table up to half as many with
+//! its kings moved too (KNvKP, KBBvK; see BENCHMARKS.md). No fixed rule
+//! finds the best one. [`plan_file`] therefore tries every order
+//! [`Layout::orders`] lists (identical pieces together; a pawnless table's
+//! king pair anywhere, a pawn table's kings each anywhere) on a sample of
 //! each stream and keeps the one whose estimate is smallest; the file's
 //! header records it, and readers number positions in it. The same
 //! estimate decides which side's DTZ the file keeps, so the other side's
@@ -35,14 +35,14 @@ const WHOLE_UP_TO: u64 = 1 << 18;
 const WINDOWS: u64 = 16;
 /// Positions per window.
 const WINDOW: u64 = 1 << 14;
-/// Positions per side up to which a pawn table's kings leave the top of
-/// the index wherever the estimate says. The sample ranks such orders well
+/// Positions per side up to which a table's kings leave the top of the
+/// index wherever the estimate says. The sample ranks such orders well
 /// where it is a few percent of the table (every 3-4 piece table: KNvKP's
 /// chosen order takes 56 % fewer bytes than the kings-first one); where
 /// it is 0.07 % only a large estimated gain is trusted
 /// ([`KINGS_MOVE_GAIN`]).
 const KINGS_MOVE_UP_TO: u64 = 1 << 23;
-/// In a larger pawn table, the kings leave the top only if the best such
+/// In a larger table, the kings leave the top only if the best such
 /// order's estimate is at most this fraction of the best kings-first
 /// order's. KBBvKP's estimates: 0.21 (`BBkK`; written whole, 75 % fewer
 /// bytes); KRPvKR's: 0.93 (`kKrR`; written whole, 3.4 % more bytes; see
@@ -187,13 +187,16 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
     }
 
     /// What the file may store at file index `index` of one stream, the
-    /// solver's `solver`.
+    /// solver's `solver` (if `index` names a placement).
     #[inline]
     fn wanted(&self, id: StreamId, index: u64, solver: u64) -> Wanted {
         let table = self.table;
         let rule = table.rule();
-        // Readers read the sorted order of identical pieces only.
-        if self.identical && self.layout.sorted_identical(index) != index {
+        // Readers read the sorted order of identical pieces only, and
+        // never an index without a placement (then `solver` means nothing).
+        if !self.layout.names_placement(index)
+            || self.identical && self.layout.sorted_identical(index) != index
+        {
             return Wanted::Any;
         }
         match (id.section, table.value(id.turn, solver)) {

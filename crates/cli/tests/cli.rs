@@ -228,8 +228,9 @@ fn info_names_the_piece_order_and_the_dtz_kept() {
     for (name, want_order) in [
         ("KRNvK", "KkNR"),
         ("KRvK", "KkR"),
-        ("KNvK", "KkN"),
-        // A pawn table's kings may move: White's last.
+        // A pawnless table's king pair may move, as one field.
+        ("KNvK", "NKk"),
+        // A pawn table's kings may move each: White's last.
         ("KNvKP", "NkK"),
     ] {
         let line = stdout
