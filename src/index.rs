@@ -861,6 +861,38 @@ impl Layout {
         }
     }
 
+    /// In a table of symmetric material ([`Material::is_symmetric`]): the
+    /// index of the position at `index` with the colours swapped and the
+    /// board mirrored (the same position seen from the other side, its
+    /// value the same with the other side to move); `None` where `index`
+    /// has no such index (no placement, or an illegal one).
+    pub fn mirrored_index(&self, index: u64) -> Option<TableIndex> {
+        debug_assert!(self.material.is_symmetric());
+        if !self.names_placement(index) {
+            return None;
+        }
+        let placement = self.decode(TableIndex(index));
+        let n = self.pieces.len();
+        let mut mirrored = Placement {
+            squares: [0; MAX_PIECES],
+        };
+        // The k-th piece of a kind takes the square of the k-th piece of
+        // the other colour's same kind, mirrored.
+        let mut taken = [false; MAX_PIECES];
+        for slot in 0..n {
+            let want = Piece {
+                color: !self.pieces[slot].color,
+                role: self.pieces[slot].role,
+            };
+            let from = (0..n)
+                .find(|&s| !taken[s] && self.pieces[s] == want)
+                .expect("symmetric material");
+            taken[from] = true;
+            mirrored.squares[slot] = placement.squares[from] ^ 56;
+        }
+        self.encode(&mirrored)
+    }
+
     /// Whether two pieces share a square.
     pub fn overlaps(&self, placement: &Placement) -> bool {
         let mut seen = Bitboard::EMPTY;

@@ -105,6 +105,13 @@ impl Material {
         }
     }
 
+    /// Whether both sides have the same pieces (KRvKR): the position with
+    /// the colours swapped and the board mirrored is then in the same
+    /// table, so table files keep one side to move.
+    pub fn is_symmetric(&self) -> bool {
+        self.flipped() == *self
+    }
+
     /// Whether this is the normalised form (stronger side is White).
     pub fn is_normalized(&self) -> bool {
         side_order(&self.by_color.white, &self.by_color.black) != Ordering::Less

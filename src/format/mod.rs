@@ -15,7 +15,13 @@
 //! module); the other DTZ place is all zeros. A reader finds the
 //! other side's DTZ by a one-ply search: each quiet move reaches the kept
 //! side, each zeroing move needs only WDL
-//! ([`crate::probe::dtz_by_moves`]).
+//! ([`crate::probe::dtz_by_moves`]). A table of symmetric material
+//! (KRvKR, KPvKP) keeps White to move only, WDL and DTZ, and both Black
+//! places are all zeros: a reader reads a position with Black to move as
+//! the same position with the colours swapped and the board mirrored,
+//! White to move ([`crate::index::Layout::mirrored_index`]), so it has
+//! both sides' DTZ without a search (Syzygy's files keep one side of such
+//! tables too).
 //!
 //! A stream is built for engines, which probe single positions at random
 //! from a cold start: its codes become symbols of a grammar (every symbol
@@ -34,7 +40,8 @@
 //! header (HEADER_LEN = 160 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
 //!      8     2  VERSION (u16) = 8 (readers also read 7: the same
-//!               layout, a pawnless table's kings always leading)
+//!               layout, a pawnless table's kings always leading and
+//!               both sides' WDL kept in every table)
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block (u16): WDL_BLOCK_LEN
@@ -55,7 +62,8 @@
 //!               unless it leads (numbers 462..511 are "don't care"); zero
 //!               beyond its kings and free pieces
 //!    156     4  CRC-32C of bytes 0..156
-//! three streams (WDL White, WDL Black, the kept DTZ), one after the
+//! three streams (WDL White, WDL Black, the kept DTZ; a symmetric table's
+//! two: WDL White, DTZ White), one after the
 //! other, each:
 //!              zero padding to a multiple of the stream's block length
 //!              blocks: B × block length bytes; a block is Huffman codes of
@@ -81,7 +89,7 @@
 //!      0   128  per stream place, in order (32 bytes each): offset of its
 //!               blocks (u64), B (u32), head length (u32), offset of its
 //!               head (u64), end of its index (u64); all zero for the DTZ
-//!               side not kept
+//!               side not kept, and for Black's WDL in a symmetric table
 //!    128     8  file length (u64)
 //!    136     4  CRC-32C of bytes 0..136 of the trailer
 //!    140     4  reserved, zero
@@ -145,7 +153,8 @@ pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes.
 pub const VERSION: u16 = 8;
 /// The oldest format version this crate reads: version 7 is version 8
-/// with a pawnless table's kings always leading the index.
+/// with a pawnless table's kings always leading the index and both sides
+/// kept in a table of symmetric material.
 pub const OLDEST_VERSION: u16 = 7;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;

@@ -66,10 +66,15 @@ pub struct TableFile<S> {
     source: Paged<S>,
     header: Header,
     layout: Layout,
-    /// In [`StreamId::ALL`] order; one DTZ stream is absent.
+    /// In [`StreamId::ALL`] order; one DTZ stream is absent, and in a
+    /// mirrored file Black's WDL stream too.
     streams: [Option<Stream>; 4],
     /// The side to move whose DTZ is stored.
     dtz_side: Color,
+    /// Whether the file keeps White to move only, Black to move being
+    /// read on the mirrored board ([`Layout::mirrored_index`]): tables of
+    /// symmetric material from format 8 on.
+    mirrored: bool,
 }
 
 impl<S: Source> TableFile<S> {
@@ -142,9 +147,16 @@ impl<S: Source> TableFile<S> {
         }
         let mut previous_end = HEADER_LEN as u64;
         let mut places = Vec::with_capacity(4);
+        // A table of symmetric material may keep White to move only.
+        let absent = |id: StreamId| trailer[32 * id.slot()..32 * id.slot() + 32] == [0; 32];
+        let mirrored = header.material.is_symmetric()
+            && absent(StreamId {
+                section: Section::Wdl,
+                turn: Color::Black,
+            });
         for id in StreamId::ALL {
             let at = 32 * id.slot();
-            if id.section == Section::Dtz && trailer[at..at + 32].iter().all(|&b| b == 0) {
+            if (id.section == Section::Dtz || mirrored) && absent(id) {
                 places.push(None);
                 continue;
             }
@@ -182,7 +194,7 @@ impl<S: Source> TableFile<S> {
         }
         let dtz_side = match (&places[2], &places[3]) {
             (Some(_), None) => Color::White,
-            (None, Some(_)) => Color::Black,
+            (None, Some(_)) if !mirrored => Color::Black,
             _ => {
                 return Err(FormatError::Layout {
                     section: Section::Dtz,
@@ -204,6 +216,7 @@ impl<S: Source> TableFile<S> {
             layout,
             streams,
             dtz_side,
+            mirrored,
         })
     }
 
@@ -229,9 +242,30 @@ impl<S: Source> TableFile<S> {
 
     /// The side to move whose DTZ the file stores; the other side's DTZ
     /// is found by a one-ply search over this side's (see
-    /// [`crate::probe`]).
+    /// [`crate::probe`]), except in a mirrored file
+    /// ([`TableFile::is_mirrored`]), which reads it on the mirrored board.
     pub fn dtz_side(&self) -> Color {
         self.dtz_side
+    }
+
+    /// Whether the file keeps White to move only (a table of symmetric
+    /// material): Black to move is read as White to move on the board
+    /// mirrored with the colours swapped, DTZ included.
+    pub fn is_mirrored(&self) -> bool {
+        self.mirrored
+    }
+
+    /// Where the value of `index` with `turn` to move is kept: itself, or
+    /// in a mirrored file with Black to move its mirrored index with White
+    /// to move (an index without one, which no probe asks for, reads its
+    /// own index with White to move).
+    fn kept_place(&self, turn: Color, index: u64) -> (Color, u64) {
+        if self.mirrored && turn == Color::Black {
+            let mirrored = self.layout.mirrored_index(index).map_or(index, |i| i.0);
+            (Color::White, mirrored)
+        } else {
+            (turn, index)
+        }
     }
 
     /// The reader of one stream, its head read and checked on first use.
@@ -266,6 +300,8 @@ impl<S: Source> TableFile<S> {
     /// # Errors
     /// A corrupt or unreadable block.
     pub fn kept_wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, FormatError> {
+        let (turn, index) = self.kept_place(turn, index.0);
+        let index = TableIndex(index);
         let code = self
             .stream(Section::Wdl, turn)?
             .code_at(&self.source, self.layout.sorted_identical(index.0))?;
@@ -289,6 +325,8 @@ impl<S: Source> TableFile<S> {
         index: TableIndex,
         wdl: Wdl,
     ) -> Result<Option<Dtz>, FormatError> {
+        let (turn, index) = self.kept_place(turn, index.0);
+        let index = TableIndex(index);
         let code = match wdl {
             Wdl::Draw => 0,
             _ if turn != self.dtz_side => return Ok(None),
@@ -345,6 +383,16 @@ impl<S: Source> TableFile<S> {
     /// file keeps only those: see [`Layout::sorted_identical`]).
     fn chunk_codes(&self, section: Section, chunk: usize) -> Result<Vec<u16>, FormatError> {
         let (turn, range) = self.chunk_range(chunk);
+        if self.mirrored && turn == Color::Black {
+            // Each position's mirrored one, read one at a time.
+            let stream = self.stream(section, Color::White)?;
+            return range
+                .map(|index| {
+                    let (_, kept) = self.kept_place(turn, index);
+                    stream.code_at(&self.source, self.layout.sorted_identical(kept))
+                })
+                .collect();
+        }
         let mut codes = self.stream(section, turn)?.codes(
             &self.source,
             range.start,
@@ -383,7 +431,7 @@ impl<S: Source> TableFile<S> {
     /// A corrupt or unreadable block.
     pub fn chunk_dtz(&self, chunk: usize, wdl: &[Wdl]) -> Result<Vec<Option<Dtz>>, FormatError> {
         let (turn, _) = self.chunk_range(chunk);
-        let codes = if turn == self.dtz_side {
+        let codes = if turn == self.dtz_side || self.mirrored {
             Some(self.chunk_codes(Section::Dtz, chunk)?)
         } else {
             None

@@ -282,6 +282,8 @@ fn resolve(lead: &[Wanted], first: u16) -> impl Iterator<Item = u16> + '_ {
 /// smaller DTZ stream; see [`best_order`]), keeping the DTZ of the side
 /// whose stream is estimated smaller (White on a tie). The estimate
 /// decides the side so that the other side's DTZ stream is never encoded.
+/// A table of symmetric material keeps White to move only, WDL and DTZ
+/// (readers mirror Black to move: [`crate::index::Layout::mirrored_index`]).
 pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> (InFileOrder<'_, T>, Color) {
     let material = table.layout().material();
     let orders = Layout::orders(material);
@@ -292,14 +294,20 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> (InFileOrder<'_,
             InFileOrder::new(table, layout).estimated_bytes()
         })
         .collect();
+    // A table of symmetric material keeps White to move only (Black to
+    // move is read on the mirrored board).
+    let symmetric = material.is_symmetric();
     let totals: Vec<f64> = estimates
         .iter()
-        .map(|e| e[0] + e[1] + e[2].min(e[3]))
+        .map(|e| match symmetric {
+            true => e[0] + e[2],
+            false => e[0] + e[1] + e[2].min(e[3]),
+        })
         .collect();
     let best = best_order(&orders, &totals, table.layout().size());
     let layout = Layout::with_order(material, &orders[best]).expect("an order it lists");
     let [.., white, black] = estimates[best];
-    let dtz_side = if black < white {
+    let dtz_side = if black < white && !symmetric {
         Color::Black
     } else {
         Color::White

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
-use shakmaty::ByColor;
+use shakmaty::{ByColor, Color};
 
 use super::{
     Section, StreamId,
@@ -45,14 +45,18 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     let mut out = HashingWriter::new(out);
     out.write_all(&header_bytes(layout, table.rule(), &stats))?;
     // DTZ is kept for one side to move (readers find the other side's by
-    // a one-ply search), so three streams are written. Their grammars are
+    // a one-ply search), so three streams are written, or two where the
+    // material is symmetric (White to move only). Their grammars are
     // built at once (each on one thread: a build is a sequence of passes
     // over its sample). Then small tables' streams are encoded at once; a
     // large table's one at a time as it is written, each in parallel
     // inside, so that one stream's working memory is held at a time.
+    // A table of symmetric material keeps White to move only.
+    let mirrored = layout.material().is_symmetric();
     let kept: Vec<StreamId> = StreamId::ALL
         .into_iter()
         .filter(|id| id.section == Section::Wdl || id.turn == dtz_side)
+        .filter(|id| !mirrored || id.turn == Color::White)
         .collect();
     let codes = |id: StreamId| {
         let file = &file;

@@ -23,7 +23,8 @@
 //! * [`dtz_by_moves`]: a position's DTZ as the best score of its moves.
 //!   Table files keep DTZ for one side to move; the other side's is found
 //!   this way, one ply deep (a quiet move reaches the side that is kept, a
-//!   zeroing move needs only WDL);
+//!   zeroing move needs only WDL), except in tables of symmetric material,
+//!   whose files read the other side on the mirrored board;
 //! * [`won_by_zeroing`]: a win that a zeroing move wins as fast as a win
 //!   of its kind can be ([`Dtz::fastest`]); files need not keep its DTZ,
 //!   so readers look for that move before reading the kept DTZ;
