@@ -197,10 +197,11 @@ fn a_symmetric_file_keeps_white_to_move_and_reads_both_sides() {
             .flat_map(|side| side.counts)
             .sum();
         assert_eq!(compared, legal, "{name}");
-        if name == "KRvKR" {
-            let report = deep_check(&tb, &material).expect("deep check runs");
-            assert_eq!(report.inconsistent, 0, "{:?}", report.examples);
-        }
+        // KPvKP's wins where a double push allows an en-passant capture
+        // and a zeroing move wins at once keep any DTZ; the deep check
+        // takes them as a reader does (it reported 1,413 of them before).
+        let report = deep_check(&tb, &material).expect("deep check runs");
+        assert_eq!(report.inconsistent, 0, "{name}: {:?}", report.examples);
     }
 }
 

@@ -43,7 +43,7 @@ use crate::{
     index::{Layout, Placement, TableIndex},
     material::Material,
     mmap::WorkArray,
-    probe::{ProbeError, Tablebase, score_move},
+    probe::{ProbeError, Tablebase, score_move, won_by_zeroing},
     value::{Dtz, Rule, Successor, Wdl},
 };
 
@@ -114,6 +114,7 @@ pub fn deep_check(tables: &Tablebase, material: &Material) -> Result<DeepReport,
         general,
         examples: Mutex::new(Vec::new()),
     };
+    check.resolve_general_zeroing()?;
     check.derive_unkept()?;
     let counts = chunks(layout)
         .into_par_iter()
@@ -243,6 +244,41 @@ struct Check<'a> {
 }
 
 impl Check<'_> {
+    /// Give the kept wins of the positions left to the general path (a
+    /// move of theirs allows an en-passant capture, so the seed does not
+    /// value their moves) the DTZ a reader gives them where a zeroing move
+    /// wins as fast as a win of their kind can be: the file may keep any
+    /// DTZ there, and [`read_stored`] resolves this from the seed for all
+    /// other positions. Without it such a position reads as its kept
+    /// don't-care value, and so do the positions whose moves reach it.
+    fn resolve_general_zeroing(&self) -> Result<(), ProbeError> {
+        for turn in Color::ALL {
+            let stored = self.stored.get(turn);
+            self.general
+                .get(turn)
+                .par_iter()
+                .try_for_each(|&index| -> Result<(), ProbeError> {
+                    let Some(dtz) = stored.load(index).value() else {
+                        return Ok(());
+                    };
+                    let wdl = Wdl::from_dtz(dtz, self.rule);
+                    let Some(fastest) = Dtz::fastest(wdl, self.rule).filter(|&f| f != dtz) else {
+                        return Ok(());
+                    };
+                    let placement = self.layout.decode(TableIndex(index));
+                    let Some(pos) = self.layout.position(&placement, turn) else {
+                        return Ok(());
+                    };
+                    if won_by_zeroing(self.tables, &pos, wdl)?.is_some() {
+                        stored.store(index, Cell::dtz(fastest));
+                    }
+                    Ok(())
+                })?;
+            stored.publish();
+        }
+        Ok(())
+    }
+
     /// Fill the wins and losses of the side whose DTZ the file does not
     /// keep with the DTZ their moves give over the kept side's stored
     /// values, where that agrees with their stored WDL ([`Cell::UNKNOWN`]
