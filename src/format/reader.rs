@@ -269,7 +269,8 @@ impl<S: Source> TableFile<S> {
     }
 
     /// The reader of one stream, its head read and checked on first use.
-    /// Never called for the absent DTZ stream.
+    /// Never called for an absent stream (the DTZ side not kept, Black's
+    /// WDL in a mirrored file: see [`TableFile::kept_place`]).
     fn stream(&self, section: Section, turn: Color) -> Result<&StreamReader, FormatError> {
         let id = StreamId { section, turn };
         let stream = self.streams[id.slot()]
