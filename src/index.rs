@@ -365,8 +365,8 @@ impl Layout {
     /// bit shift, width): every digit (named by its piece's slot in the
     /// order), and a pawnless table's king pair (named by 0).
     fn fields(&self) -> Vec<(u8, u32, u32)> {
-        let lead = usize::from(self.pawns == 0) * 2;
-        let digit_entries = self.order.iter().filter(|&&e| lead == 0 || e >= 2);
+        // A pawnless table's kings (0, 1) are the pair, not digits.
+        let digit_entries = self.order.iter().filter(|&&e| self.pawns > 0 || e >= 2);
         let mut fields: Vec<(u8, u32, u32)> = digit_entries
             .zip(&self.digits)
             .map(|(&entry, &(_, shift))| (entry, shift, 6))

@@ -5,7 +5,7 @@ mod common;
 use std::{path::PathBuf, sync::OnceLock};
 
 use dtz50::{
-    format::{FormatError, HEADER_LEN, SideStats, TRAILER_LEN, TableFile},
+    format::{FormatError, HEADER_LEN, Header, SideStats, TRAILER_LEN, TableFile},
     generate::{FileValues, deep_check, stats},
     index::TableIndex,
     material::Material,
@@ -159,15 +159,8 @@ fn a_pawn_file_with_its_kings_moved_reads_the_solved_values() {
         [2, 1, 0],
         "knight, black king, white king"
     );
-    let legal: u64 = file
-        .header()
-        .stats
-        .iter()
-        .flat_map(|side| side.counts)
-        .sum();
-    assert_eq!(compared, legal);
-    let report = deep_check(&tb, &material).expect("deep check runs");
-    assert_eq!(report.inconsistent, 0, "{:?}", report.examples);
+    assert_eq!(compared, legal_positions(file.header()));
+    assert_deep_check_passes(&tb, &material);
 }
 
 /// A table of symmetric material keeps White to move only, WDL and DTZ:
@@ -178,31 +171,35 @@ fn a_pawn_file_with_its_kings_moved_reads_the_solved_values() {
 fn a_symmetric_file_keeps_white_to_move_and_reads_both_sides() {
     for name in ["KRvKR", "KPvKP"] {
         let material: Material = name.parse().expect("material");
-        let (_dir, tb, compared) = read_back_against_the_solver(material);
+        let (dir, tb, compared) = read_back_against_the_solver(material);
         let file = tb.table(&material).expect("built");
         assert!(file.is_mirrored(), "{name}");
         assert_eq!(file.dtz_side(), Color::White, "{name}");
         // The trailer's places for Black's WDL and DTZ are zeros.
-        let bytes = std::fs::read(_dir.path().join(format!("{name}.dtz50"))).expect("file");
+        let bytes = std::fs::read(dir.path().join(format!("{name}.dtz50"))).expect("file");
         let trailer = &bytes[bytes.len() - TRAILER_LEN..];
         assert!(trailer[32..64].iter().all(|&b| b == 0), "{name}: WDL black");
         assert!(
             trailer[96..128].iter().all(|&b| b == 0),
             "{name}: DTZ black"
         );
-        let legal: u64 = file
-            .header()
-            .stats
-            .iter()
-            .flat_map(|side| side.counts)
-            .sum();
-        assert_eq!(compared, legal, "{name}");
+        assert_eq!(compared, legal_positions(file.header()), "{name}");
         // KPvKP's wins where a double push allows an en-passant capture
         // and a zeroing move wins at once keep any DTZ; the deep check
         // takes them as a reader does (it reported 1,413 of them before).
-        let report = deep_check(&tb, &material).expect("deep check runs");
-        assert_eq!(report.inconsistent, 0, "{name}: {:?}", report.examples);
+        assert_deep_check_passes(&tb, &material);
     }
+}
+
+/// The legal positions of a file, both sides to move (its header's counts).
+fn legal_positions(header: &Header) -> u64 {
+    header.stats.iter().flat_map(|side| side.counts).sum()
+}
+
+/// `verify --deep` finds no inconsistent position in `material`'s file.
+fn assert_deep_check_passes(tb: &Tablebase, material: &Material) {
+    let report = deep_check(tb, material).expect("deep check runs");
+    assert_eq!(report.inconsistent, 0, "{material}: {:?}", report.examples);
 }
 
 /// Identical pieces: the file keeps one order of their squares, and every

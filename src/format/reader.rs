@@ -302,10 +302,9 @@ impl<S: Source> TableFile<S> {
     /// A corrupt or unreadable block.
     pub fn kept_wdl(&self, turn: Color, index: TableIndex) -> Result<Wdl, FormatError> {
         let (turn, index) = self.kept_place(turn, index.0);
-        let index = TableIndex(index);
         let code = self
             .stream(Section::Wdl, turn)?
-            .code_at(&self.source, self.layout.sorted_identical(index.0))?;
+            .code_at(&self.source, self.layout.sorted_identical(index))?;
         Ok(Wdl::ALL[usize::from(code)])
     }
 
@@ -327,13 +326,12 @@ impl<S: Source> TableFile<S> {
         wdl: Wdl,
     ) -> Result<Option<Dtz>, FormatError> {
         let (turn, index) = self.kept_place(turn, index.0);
-        let index = TableIndex(index);
         let code = match wdl {
             Wdl::Draw => 0,
             _ if turn != self.dtz_side => return Ok(None),
             _ => self
                 .stream(Section::Dtz, turn)?
-                .code_at(&self.source, self.layout.sorted_identical(index.0))?,
+                .code_at(&self.source, self.layout.sorted_identical(index))?,
         };
         Ok(Some(self.signed_dtz(wdl, code)))
     }

@@ -299,9 +299,12 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> (InFileOrder<'_,
     let symmetric = material.is_symmetric();
     let totals: Vec<f64> = estimates
         .iter()
-        .map(|e| match symmetric {
-            true => e[0] + e[2],
-            false => e[0] + e[1] + e[2].min(e[3]),
+        .map(|e| {
+            if symmetric {
+                e[0] + e[2]
+            } else {
+                e[0] + e[1] + e[2].min(e[3])
+            }
         })
         .collect();
     let best = best_order(&orders, &totals, table.layout().size());
