@@ -6,6 +6,8 @@
 //! else. Codes are at most [`MAX_CODE_LEN`] bits; bits are read most
 //! significant first.
 
+use super::grammar::MAX_SYMBOLS;
+
 /// The longest code, in bits.
 pub(super) const MAX_CODE_LEN: u32 = 24;
 
@@ -101,17 +103,26 @@ pub(super) struct Decoder {
     shortest: u32,
     longest: u32,
     /// For each value of the next [`FAST_BITS`] bits: the symbol and its
-    /// length if its code is that short (`symbol << 8 | length`), else 0.
-    fast: Vec<u32>,
+    /// length if its code is that short (`symbol << 4 | length`), else 0.
+    /// Two bytes an entry keep a stream's table at 8 KiB, so that a probe
+    /// across many tables finds it in cache more often.
+    fast: Vec<u16>,
 }
 
-/// Bits decoded by one table lookup.
-const FAST_BITS: u32 = 10;
+/// Bits decoded by one table lookup (a length fits in 4 bits of an entry).
+const FAST_BITS: u32 = 12;
+
+// A symbol fits in the other 12 bits of an entry.
+const _: () = assert!(MAX_SYMBOLS <= 1 << 12);
 
 impl Decoder {
     /// The decoder for `lengths`; `None` if they are not a prefix code
-    /// (over-full) or a length is above [`MAX_CODE_LEN`].
+    /// (over-full), a length is above [`MAX_CODE_LEN`] or there are more
+    /// than [`MAX_SYMBOLS`].
     pub(super) fn new(lengths: &[u8]) -> Option<Decoder> {
+        if lengths.len() > MAX_SYMBOLS {
+            return None;
+        }
         let mut count = [0u32; MAX_CODE_LEN as usize + 1];
         for &l in lengths {
             if u32::from(l) > MAX_CODE_LEN {
@@ -161,13 +172,13 @@ impl Decoder {
             longest: used.last().copied().unwrap_or(0),
             fast: Vec::new(),
         };
-        let mut fast = vec![0u32; 1 << FAST_BITS];
+        let mut fast = vec![0u16; 1 << FAST_BITS];
         for l in 1..=FAST_BITS {
             for rel in 0..count[l as usize] {
                 let symbol = decoder.symbols[(start[l as usize] + rel) as usize];
                 let code = (first[l as usize] + rel) as usize;
                 let span = 1usize << (FAST_BITS - l);
-                fast[code * span..(code + 1) * span].fill(u32::from(symbol) << 8 | l);
+                fast[code * span..(code + 1) * span].fill(symbol << 4 | l as u16);
             }
         }
         decoder.fast = fast;
@@ -181,7 +192,7 @@ impl Decoder {
     pub(super) fn decode(&self, window: u64) -> Option<(u16, u32)> {
         let entry = self.fast[(window >> (64 - FAST_BITS)) as usize];
         if entry != 0 {
-            return Some(((entry >> 8) as u16, entry & 0xff));
+            return Some((entry >> 4, u32::from(entry & 15)));
         }
         self.decode_slow(window)
     }
@@ -266,5 +277,17 @@ mod tests {
         assert!(Decoder::new(&[1, 1, 1]).is_none());
         assert!(Decoder::new(&[1, 2, 2]).is_some());
         assert!(Decoder::new(&[25]).is_none());
+    }
+
+    #[test]
+    fn more_symbols_than_an_entry_holds_are_rejected() {
+        let mut lengths = vec![0u8; MAX_SYMBOLS];
+        lengths[MAX_SYMBOLS - 1] = 1;
+        assert_eq!(
+            Decoder::new(&lengths).expect("the last symbol fits").decode(0),
+            Some((MAX_SYMBOLS as u16 - 1, 1))
+        );
+        lengths.push(0);
+        assert!(Decoder::new(&lengths).is_none());
     }
 }

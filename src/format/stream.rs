@@ -316,6 +316,9 @@ pub(super) struct StreamReader {
     positions: u64,
     terminals: usize,
     symbols: Vec<Symbol>,
+    /// Positions each symbol stands for (the symbols' `len`, apart: a
+    /// probe skipping symbols reads only these).
+    spans: Vec<u16>,
     decoder: Decoder,
     step_bits: u32,
     counts_offset: u64,
@@ -422,6 +425,7 @@ impl StreamReader {
             place,
             positions,
             terminals,
+            spans: symbols.iter().map(|s| s.len as u16).collect(),
             symbols,
             decoder,
             step_bits,
@@ -537,7 +541,9 @@ impl StreamReader {
         let payload = &bytes[..bytes.len() - 2];
         let mut bit = 0usize;
         loop {
-            let (symbol, span) = self.next_symbol(payload, &mut bit, block)?;
+            let (symbol, span) = self
+                .next_symbol(payload, &mut bit)
+                .ok_or_else(|| self.corrupt(block))?;
             if offset < span {
                 return Ok(self.descend(symbol, offset as u32));
             }
@@ -546,22 +552,17 @@ impl StreamReader {
     }
 
     /// The symbol coded at `bit` of `payload` (advancing `bit` past it),
-    /// and the positions it stands for; an error if the bits are no code
-    /// or run past the payload.
-    #[inline]
-    fn next_symbol(
-        &self,
-        payload: &[u8],
-        bit: &mut usize,
-        block: u64,
-    ) -> Result<(u16, u64), FormatError> {
-        let (symbol, len) = self
-            .decoder
-            .decode(window(payload, *bit))
-            .filter(|&(_, l)| *bit + l as usize <= payload.len() * 8)
-            .ok_or_else(|| self.corrupt(block))?;
+    /// and the positions it stands for; `None` if the bits are no code or
+    /// run past the payload. Small and inlined: a probe runs it for every
+    /// symbol before its position.
+    #[inline(always)]
+    fn next_symbol(&self, payload: &[u8], bit: &mut usize) -> Option<(u16, u64)> {
+        let (symbol, len) = self.decoder.decode(window(payload, *bit))?;
         *bit += len as usize;
-        Ok((symbol, u64::from(self.symbols[usize::from(symbol)].len)))
+        if *bit > payload.len() * 8 {
+            return None;
+        }
+        Some((symbol, u64::from(self.spans[usize::from(symbol)])))
     }
 
     /// The code at `offset` inside `symbol`.
@@ -603,7 +604,9 @@ impl StreamReader {
             let mut decoded = 0u64;
             let mut bit = 0usize;
             while decoded < count && out.len() < len {
-                let (symbol, span) = self.next_symbol(payload, &mut bit, block)?;
+                let (symbol, span) = self
+                    .next_symbol(payload, &mut bit)
+                    .ok_or_else(|| self.corrupt(block))?;
                 decoded += span;
                 if skip >= span {
                     skip -= span;
