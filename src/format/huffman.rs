@@ -284,7 +284,9 @@ mod tests {
         let mut lengths = vec![0u8; MAX_SYMBOLS];
         lengths[MAX_SYMBOLS - 1] = 1;
         assert_eq!(
-            Decoder::new(&lengths).expect("the last symbol fits").decode(0),
+            Decoder::new(&lengths)
+                .expect("the last symbol fits")
+                .decode(0),
             Some((MAX_SYMBOLS as u16 - 1, 1))
         );
         lengths.push(0);

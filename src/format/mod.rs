@@ -76,7 +76,7 @@
 //!                 u8   k: an index entry every 2^k positions
 //!                 u16  T, then T × u16: the terminal codes, ascending
 //!                 u16  P, then P × (u16, u16): pair symbols T.., each two
-//!                      earlier symbols
+//!                      earlier symbols; T + P at most 4,096
 //!                 (T + P) × u8: code length of each symbol (0: unused),
 //!                      canonical codes, at most 24 bits
 //!                 C × u32: CRC-32C of each 1024-byte chunk of counts and
