@@ -316,8 +316,9 @@ pub(super) struct StreamReader {
     positions: u64,
     terminals: usize,
     symbols: Vec<Symbol>,
-    /// Positions each symbol stands for (the symbols' `len`, apart: a
-    /// probe skipping symbols reads only these).
+    /// Positions each symbol stands for (the symbols' `len`, at most
+    /// [`MAX_SYMBOL_LEN`], apart: a probe skipping symbols reads only
+    /// these).
     spans: Vec<u16>,
     decoder: Decoder,
     step_bits: u32,
