@@ -350,41 +350,21 @@ fn truncated_files_fail_on_open() {
     assert!(!err.to_string().contains("truncated"), "{err}");
 }
 
-/// Version 7 is version 8 with a pawnless table's kings always leading:
-/// such a file, relabelled 7, reads the same values.
-#[test]
-fn a_version_7_file_reads_as_before() {
-    let original = std::fs::read(file_path(Rule::Fifty, "KRvK")).expect("file");
-    let v8 = TableFile::new(original.as_slice()).expect("valid");
-    assert!(v8.header().order.starts_with(&[0, 1]), "kings lead");
-    let mut bytes = original.clone();
-    bytes[8] = 7;
-    let crc = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI).checksum(&bytes[..HEADER_LEN - 4]);
-    bytes[HEADER_LEN - 4..HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
-    let v7 = TableFile::new(bytes.as_slice()).expect("version 7 reads");
-    for chunk in 0..v8.chunk_count() {
-        assert_eq!(
-            v7.chunk_wdl(chunk).expect("v7"),
-            v8.chunk_wdl(chunk).expect("v8")
-        );
-    }
-}
-
 #[test]
 fn another_version_or_rule_is_a_clear_error() {
-    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 9);
+    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 10);
     assert_eq!(
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 9, this dtz50 reads versions 7 to 8; `dtz50 generate` into its directory rebuilds it"
+        "format version 10, this dtz50 reads version 9; `dtz50 generate` into its directory rebuilds it"
     );
-    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 6);
+    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 8);
     assert_eq!(
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 6, this dtz50 reads versions 7 to 8; `dtz50 generate` into its directory rebuilds it"
+        "format version 8, this dtz50 reads version 9; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[0] = b'X');
     assert!(matches!(

@@ -18,10 +18,11 @@ use std::{
 };
 
 /// Symbols a grammar may have (terminals and pairs): a reader keeps them
-/// while the file is open, its decoder's table entries hold 12-bit
+/// while the file is open, a head names a symbol in 12 bits with one
+/// value marking a terminal, its decoder's table entries hold 12-bit
 /// symbols, and more buy little (KRBvKR: 16,384 symbols 1.9 % fewer
 /// bytes, see BENCHMARKS.md).
-pub(super) const MAX_SYMBOLS: usize = 4096;
+pub(super) const MAX_SYMBOLS: usize = 4095;
 
 /// The most codes one symbol may stand for (a block covers at most as
 /// many positions, see the stream module).
@@ -34,12 +35,12 @@ pub(super) const MAX_SYMBOL_LEN: u32 = 65_535;
 const PAIRS_PER_PASS: usize = 64;
 
 /// A pair is worth a symbol if it occurs about this often in the whole
-/// stream (a symbol costs about five bytes in the file, and saves a few
-/// bits where it stands for its pair: the 3-4 set is 1.4 % smaller with 8
-/// than with 16, 1.3 % with 6, 1.1 % with 10, 0.7 % with 4; see
-/// BENCHMARKS.md). A large table's grammar is built from a sample, where
-/// the count scales down, to 2 at least.
-const MIN_PAIR_COUNT: u64 = 8;
+/// stream (a symbol costs three bytes in the file, and saves a few bits
+/// where it stands for its pair): the 3-4 set is 5,411,504 bytes with 4,
+/// 5,413,543 with 5, 5,416,445 with 6, 5,427,851 with 3 and 5,444,372
+/// with 8 (see BENCHMARKS.md). A large table's grammar is built from a
+/// sample, where the count scales down, to 2 at least.
+const MIN_PAIR_COUNT: u64 = 4;
 
 /// A grammar: terminals, then pairs, in symbol order.
 #[derive(Debug, Clone, PartialEq, Eq)]

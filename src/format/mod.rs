@@ -39,9 +39,7 @@
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 160 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 8 (readers also read 7: the same
-//!               layout, a pawnless table's kings always leading and
-//!               both sides' WDL kept in every table)
+//!      8     2  VERSION (u16) = 9
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block (u16): WDL_BLOCK_LEN
@@ -75,10 +73,15 @@
 //!                 u64  bytes of counts (2 B)
 //!                 u8   k: an index entry every 2^k positions
 //!                 u16  T, then T × u16: the terminal codes, ascending
-//!                 u16  P, then P × (u16, u16): pair symbols T.., each two
-//!                      earlier symbols; T + P at most 4,096
-//!                 (T + P) × u8: code length of each symbol (0: unused),
-//!                      canonical codes, at most 24 bits
+//!                 u16  S, symbols (at most 4,095), numbered in canonical
+//!                      code order: by code length, shortest first, those
+//!                      without a code last
+//!                 24 × u16: how many symbols have a code of each length
+//!                      1..=24 (canonical Huffman codes), in order
+//!                 S × 3 bytes: each symbol, the 24-bit little-endian
+//!                      a | b << 12: a terminal if a = 0xfff (b: its
+//!                      index among the terminal codes), else the pair of
+//!                      symbols a, b (no pair may contain itself)
 //!                 C × u32: CRC-32C of each 1024-byte chunk of counts and
 //!                      index together
 //!                 u32  CRC-32C of the head before it
@@ -150,12 +153,9 @@ pub use writer::write_table;
 
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
-/// The format version this crate writes.
-pub const VERSION: u16 = 8;
-/// The oldest format version this crate reads: version 7 is version 8
-/// with a pawnless table's kings always leading the index and both sides
-/// kept in a table of symmetric material.
-pub const OLDEST_VERSION: u16 = 7;
+/// The format version this crate writes and reads (version 8 stored a
+/// stream's grammar in five bytes a symbol, see BENCHMARKS.md).
+pub const VERSION: u16 = 9;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block: one or two cache lines per probe.
@@ -217,10 +217,10 @@ pub enum FormatError {
     BadMagic,
     /// Written by another format version.
     #[error(
-        "format version {got}, this dtz50 reads versions {OLDEST_VERSION} to {expected}; `dtz50 generate` into its directory rebuilds it"
+        "format version {got}, this dtz50 reads version {expected}; `dtz50 generate` into its directory rebuilds it"
     )]
     Version {
-        /// The newest version we read.
+        /// The version this crate reads.
         expected: u16,
         /// What the file says.
         got: u16,

@@ -16,8 +16,7 @@ use sha2::{Digest, Sha256};
 use shakmaty::Color;
 
 use super::{
-    CHUNK_POSITIONS, FormatError, HEADER_LEN, MAGIC, OLDEST_VERSION, Section, StreamId,
-    TRAILER_LEN, VERSION,
+    CHUNK_POSITIONS, FormatError, HEADER_LEN, MAGIC, Section, StreamId, TRAILER_LEN, VERSION,
     cache::BlockCache,
     codes::{MAX_DTZ_CODE, pack_nibbles, wdl_code},
     header::{Header, parse_header},
@@ -111,7 +110,7 @@ impl<S: Source> TableFile<S> {
             return Err(FormatError::BadMagic);
         }
         let version = u16_at(&head, 8);
-        if !(OLDEST_VERSION..=VERSION).contains(&version) {
+        if version != VERSION {
             return Err(FormatError::Version {
                 expected: VERSION,
                 got: version,

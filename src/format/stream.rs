@@ -21,7 +21,7 @@ use rayon::prelude::*;
 
 use super::{
     FormatError,
-    grammar::{Grammar, MAX_SYMBOL_LEN},
+    grammar::{Grammar, MAX_SYMBOL_LEN, MAX_SYMBOLS},
     huffman::{Decoder, MAX_CODE_LEN, canonical_codes, code_lengths},
     source::Source,
     u16_at, u32_at, u64_at,
@@ -165,8 +165,8 @@ pub(super) fn estimate_bytes(windows: &[Vec<u16>], scale: f64) -> f64 {
         .zip(&counts)
         .map(|(&len, &count)| u64::from(len) * count)
         .sum();
-    // A symbol takes about five bytes of the head (its pair and length).
-    bits as f64 / 8.0 / scale + 5.0 * grammar.symbol_count() as f64
+    // A symbol takes three bytes of the head.
+    bits as f64 / 8.0 / scale + 3.0 * grammar.symbol_count() as f64
 }
 
 /// Positions each symbol stands for.
@@ -255,6 +255,10 @@ fn pack_blocks(
 }
 
 /// The head: what a reader parses once (see the module doc's byte table).
+/// Symbols are numbered in canonical code order (by code length, then
+/// by grammar number; symbols without a code last), so the code lengths
+/// follow from how many codes each length has, and each symbol takes
+/// three bytes.
 fn head_bytes(
     n: u64,
     grammar: &Grammar,
@@ -263,21 +267,37 @@ fn head_bytes(
     tables: &[u8],
     counts_len: usize,
 ) -> Vec<u8> {
+    let canonical = canonical_order(lengths);
+    let mut number = vec![0u16; canonical.len()];
+    for (at, &symbol) in canonical.iter().enumerate() {
+        number[usize::from(symbol)] = at as u16;
+    }
+    let terminals = grammar.terminals.len();
     let mut h = Vec::new();
     h.extend_from_slice(&n.to_le_bytes());
     h.extend_from_slice(&block_count.to_le_bytes());
     h.extend_from_slice(&(counts_len as u64).to_le_bytes());
     h.push(INDEX_STEP_BITS as u8);
-    h.extend_from_slice(&(grammar.terminals.len() as u16).to_le_bytes());
+    h.extend_from_slice(&(terminals as u16).to_le_bytes());
     for t in &grammar.terminals {
         h.extend_from_slice(&t.to_le_bytes());
     }
-    h.extend_from_slice(&(grammar.pairs.len() as u16).to_le_bytes());
-    for (l, r) in &grammar.pairs {
-        h.extend_from_slice(&l.to_le_bytes());
-        h.extend_from_slice(&r.to_le_bytes());
+    h.extend_from_slice(&(canonical.len() as u16).to_le_bytes());
+    for length in 1..=MAX_CODE_LEN {
+        let with = lengths.iter().filter(|&&l| u32::from(l) == length).count();
+        h.extend_from_slice(&(with as u16).to_le_bytes());
     }
-    h.extend_from_slice(lengths);
+    for &symbol in &canonical {
+        let (a, b) = match usize::from(symbol).checked_sub(terminals) {
+            None => (TERMINAL, symbol),
+            Some(pair) => {
+                let (l, r) = grammar.pairs[pair];
+                (number[usize::from(l)], number[usize::from(r)])
+            }
+        };
+        let packed = u32::from(a) | u32::from(b) << 12;
+        h.extend_from_slice(&packed.to_le_bytes()[..3]);
+    }
     for chunk in tables.chunks(CHUNK_LEN) {
         h.extend_from_slice(&CRC32.checksum(chunk).to_le_bytes());
     }
@@ -285,6 +305,21 @@ fn head_bytes(
     h.extend_from_slice(&crc.to_le_bytes());
     h
 }
+
+/// Grammar symbols in canonical code order: by code length (`lengths`),
+/// then by number, those without a code (0) last.
+fn canonical_order(lengths: &[u8]) -> Vec<u16> {
+    let mut order: Vec<u16> = (0..lengths.len() as u16).collect();
+    order.sort_by_key(|&s| {
+        let length = lengths[usize::from(s)];
+        (length == 0, length, s)
+    });
+    order
+}
+
+/// The first 12-bit half of a head's symbol entry that marks a terminal
+/// (the second half is then its index among the terminal codes).
+const TERMINAL: u16 = 0xfff;
 
 /// Where a stream is in its file (from the trailer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -299,12 +334,86 @@ pub(super) struct StreamPlace {
 }
 
 /// A symbol: the positions it stands for, and its two halves (a pair) or
-/// its code (a terminal: `left` is the code).
+/// its code (a terminal: `left` is the code, `right` is [`NO_PAIR`]).
 #[derive(Debug, Clone, Copy)]
 struct Symbol {
     len: u32,
     left: u16,
     right: u16,
+}
+
+/// The `right` of a terminal symbol (no symbol has this number).
+const NO_PAIR: u16 = u16::MAX;
+
+/// The symbols of a head's entries (three bytes each, two 12-bit halves,
+/// see the module doc) over its terminal codes, with the positions each
+/// stands for; an error if an entry names no terminal or symbol, or the
+/// pairs loop or stand for more than [`MAX_SYMBOL_LEN`] positions.
+fn symbol_table(entries: &[u8], terminal_codes: &[u16]) -> Result<Vec<Symbol>, &'static str> {
+    let halves: Vec<(u16, u16)> = entries
+        .chunks_exact(3)
+        .map(|e| {
+            let packed = u32::from_le_bytes([e[0], e[1], e[2], 0]);
+            ((packed & 0xfff) as u16, (packed >> 12) as u16)
+        })
+        .collect();
+    let mut symbols: Vec<Symbol> = Vec::with_capacity(halves.len());
+    for &(a, b) in &halves {
+        symbols.push(if a == TERMINAL {
+            let code = *terminal_codes
+                .get(usize::from(b))
+                .ok_or("an entry names no terminal")?;
+            Symbol {
+                len: 1,
+                left: code,
+                right: NO_PAIR,
+            }
+        } else if usize::from(a.max(b)) < halves.len() {
+            // Its length comes below, once its halves have theirs.
+            Symbol {
+                len: 0,
+                left: a,
+                right: b,
+            }
+        } else {
+            return Err("a pair names no symbol");
+        });
+    }
+    // Lengths depth first; a symbol met again while open is a loop.
+    let mut stack: Vec<(u16, bool)> = Vec::new();
+    for root in 0..symbols.len() as u16 {
+        stack.push((root, false));
+        while let Some((s, halves_done)) = stack.pop() {
+            let symbol = symbols[usize::from(s)];
+            if symbol.len > 0 {
+                continue;
+            }
+            let (l, r) = (
+                symbols[usize::from(symbol.left)],
+                symbols[usize::from(symbol.right)],
+            );
+            if halves_done {
+                if l.len == 0 || r.len == 0 {
+                    return Err("the pairs loop");
+                }
+                let len = l.len + r.len;
+                if len > MAX_SYMBOL_LEN {
+                    return Err("a symbol is too long");
+                }
+                symbols[usize::from(s)].len = len;
+            } else {
+                // A path without a loop holds each symbol once, and the
+                // stack a path and a sibling of each: more is a loop.
+                if stack.len() > 2 * symbols.len() + 2 {
+                    return Err("the pairs loop");
+                }
+                stack.push((s, true));
+                stack.push((symbol.left, false));
+                stack.push((symbol.right, false));
+            }
+        }
+    }
+    Ok(symbols)
 }
 
 /// A stream's head, parsed and checked: everything a probe needs besides
@@ -314,7 +423,6 @@ pub(super) struct StreamReader {
     id: StreamId,
     place: StreamPlace,
     positions: u64,
-    terminals: usize,
     symbols: Vec<Symbol>,
     /// Positions each symbol stands for (the symbols' `len`, at most
     /// [`MAX_SYMBOL_LEN`], apart: a probe skipping symbols reads only
@@ -370,41 +478,30 @@ impl StreamReader {
             .chunks(2)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect();
-        let pair_count = usize::from(u16_at(take(2)?, 0));
-        let pair_bytes = take(4 * pair_count)?.to_vec();
-        let lengths = take(terminals + pair_count)?.to_vec();
+        let symbol_count = usize::from(u16_at(take(2)?, 0));
+        let per_length: Vec<u16> = take(2 * MAX_CODE_LEN as usize)?
+            .chunks(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        let entries = take(3 * symbol_count)?.to_vec();
+        let coded: usize = per_length.iter().map(|&c| usize::from(c)).sum();
         if n != positions
             || block_count != place.block_count
             || counts_len != 2 * u64::from(block_count)
             || !(8..=32).contains(&step_bits)
             || terminal_codes.iter().any(|&c| c > max_code)
+            || symbol_count > MAX_SYMBOLS
+            || coded > symbol_count
         {
             return Err(bad("head fields out of range".into()));
         }
-        let mut symbols: Vec<Symbol> = terminal_codes
-            .iter()
-            .map(|&code| Symbol {
-                len: 1,
-                left: code,
-                right: 0,
-            })
+        // Canonical order: the first symbols have the shortest codes.
+        let lengths: Vec<u8> = (1..=MAX_CODE_LEN as u8)
+            .zip(&per_length)
+            .flat_map(|(length, &count)| std::iter::repeat_n(length, usize::from(count)))
+            .chain(std::iter::repeat_n(0, symbol_count - coded))
             .collect();
-        for pair in pair_bytes.chunks(4) {
-            let (l, r) = (u16_at(pair, 0), u16_at(pair, 2));
-            let here = symbols.len();
-            if usize::from(l) >= here || usize::from(r) >= here {
-                return Err(bad("a pair refers to a later symbol".into()));
-            }
-            let len = symbols[usize::from(l)].len + symbols[usize::from(r)].len;
-            if len > MAX_SYMBOL_LEN {
-                return Err(bad("a symbol is too long".into()));
-            }
-            symbols.push(Symbol {
-                len,
-                left: l,
-                right: r,
-            });
-        }
+        let symbols = symbol_table(&entries, &terminal_codes).map_err(|why| bad(why.into()))?;
         let decoder = Decoder::new(&lengths).ok_or_else(|| bad("bad code lengths".into()))?;
         let index_entries = positions.div_ceil(1 << step_bits);
         let counts_offset = place.head_offset + u64::from(place.head_len);
@@ -425,7 +522,6 @@ impl StreamReader {
             id,
             place,
             positions,
-            terminals,
             spans: symbols.iter().map(|s| s.len as u16).collect(),
             symbols,
             decoder,
@@ -568,8 +664,11 @@ impl StreamReader {
 
     /// The code at `offset` inside `symbol`.
     fn descend(&self, mut symbol: u16, mut offset: u32) -> u16 {
-        while usize::from(symbol) >= self.terminals {
+        loop {
             let s = self.symbols[usize::from(symbol)];
+            if s.right == NO_PAIR {
+                return s.left;
+            }
             let left = self.symbols[usize::from(s.left)].len;
             if offset < left {
                 symbol = s.left;
@@ -578,7 +677,6 @@ impl StreamReader {
                 symbol = s.right;
             }
         }
-        self.symbols[usize::from(symbol)].left
     }
 
     /// `len` codes from `start`, decoded in one pass (for readers that go
@@ -618,7 +716,7 @@ impl StreamReader {
                     let sym = self.symbols[usize::from(s)];
                     if skip >= u64::from(sym.len) {
                         skip -= u64::from(sym.len);
-                    } else if usize::from(s) < self.terminals {
+                    } else if sym.right == NO_PAIR {
                         out.push(sym.left);
                         if out.len() == len {
                             break;
@@ -685,6 +783,47 @@ fn read<S: Source + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Head entries as the writer packs them: `(a, b)` halves.
+    fn entries(halves: &[(u16, u16)]) -> Vec<u8> {
+        halves
+            .iter()
+            .flat_map(|&(a, b)| (u32::from(a) | u32::from(b) << 12).to_le_bytes()[..3].to_vec())
+            .collect()
+    }
+
+    /// Pairs may name later symbols (canonical numbering); lengths follow
+    /// the pairs; a loop, a missing symbol or terminal and a symbol over
+    /// [`MAX_SYMBOL_LEN`] are errors, never a hang.
+    #[test]
+    fn head_symbols_are_checked() {
+        // 0 = (2, 1), 1 = terminal 0 (code 7), 2 = (1, 1).
+        let symbols =
+            symbol_table(&entries(&[(2, 1), (TERMINAL, 0), (1, 1)]), &[7]).expect("sound");
+        let described: Vec<(u32, u16, u16)> =
+            symbols.iter().map(|s| (s.len, s.left, s.right)).collect();
+        assert_eq!(described, [(3, 2, 1), (1, 7, NO_PAIR), (2, 1, 1)]);
+        for (halves, why) in [
+            (vec![(0, 1), (TERMINAL, 0)], "the pairs loop"),
+            (vec![(2, 1), (TERMINAL, 0), (0, 1)], "the pairs loop"),
+            (vec![(TERMINAL, 1)], "an entry names no terminal"),
+            (vec![(TERMINAL, 0), (0, 2)], "a pair names no symbol"),
+        ] {
+            assert_eq!(symbol_table(&entries(&halves), &[7]).err(), Some(why));
+        }
+        // 16 doublings of one position pass 65,535, 15 do not.
+        let mut halves = vec![(TERMINAL, 0)];
+        halves.extend((0..16).map(|s| (s, s)));
+        assert_eq!(
+            symbol_table(&entries(&halves), &[7]).err(),
+            Some("a symbol is too long")
+        );
+        halves.pop();
+        assert_eq!(
+            symbol_table(&entries(&halves), &[7]).expect("15")[15].len,
+            1 << 15
+        );
+    }
 
     /// A stream over [`SAMPLE`] positions whose sample windows read a code
     /// that its segments never hold (as a window starting among
