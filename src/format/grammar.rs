@@ -36,11 +36,14 @@ const PAIRS_PER_PASS: usize = 64;
 
 /// A pair is worth a symbol if it occurs about this often in the whole
 /// stream (a symbol costs three bytes in the file, and saves a few bits
-/// where it stands for its pair): the 3-4 set is 5,411,504 bytes with 4,
-/// 5,413,543 with 5, 5,416,445 with 6, 5,427,851 with 3 and 5,444,372
-/// with 8 (see BENCHMARKS.md). A large table's grammar is built from a
-/// sample, where the count scales down, to 2 at least.
-const MIN_PAIR_COUNT: u64 = 4;
+/// where it stands for its pair): the 3-4 set is 5,444,372 bytes with 8,
+/// and 0.6 % smaller with 4 (5,411,504; 5: 5,413,543, 6: 5,416,445, 3:
+/// 5,427,851), but a reader then parses 1.4 times the symbols on a
+/// stream's first probe: the engine workload's first 1,000 WDL probes over
+/// the 3-4 set took 1.6-1.9× Syzygy's time with 4 and 1.3× with 8 (see
+/// BENCHMARKS.md). A large table's grammar is built from a sample, where
+/// the count scales down, to 2 at least.
+const MIN_PAIR_COUNT: u64 = 8;
 
 /// A grammar: terminals, then pairs, in symbol order.
 #[derive(Debug, Clone, PartialEq, Eq)]
