@@ -333,11 +333,11 @@ pub(super) struct StreamPlace {
     pub end: u64,
 }
 
-/// A symbol: the positions it stands for, and its two halves (a pair) or
-/// its code (a terminal: `left` is the code, `right` is [`NO_PAIR`]).
+/// A symbol: its two halves (a pair) or its code (a terminal: `left` is
+/// the code, `right` is [`NO_PAIR`]). The positions it stands for are
+/// kept apart ([`StreamReader`]'s `spans`).
 #[derive(Debug, Clone, Copy)]
 struct Symbol {
-    len: u32,
     left: u16,
     right: u16,
 }
@@ -346,10 +346,13 @@ struct Symbol {
 const NO_PAIR: u16 = u16::MAX;
 
 /// The symbols of a head's entries (three bytes each, two 12-bit halves,
-/// see the module doc) over its terminal codes, with the positions each
+/// see the module doc) over its terminal codes, and the positions each
 /// stands for; an error if an entry names no terminal or symbol, or the
 /// pairs loop or stand for more than [`MAX_SYMBOL_LEN`] positions.
-fn symbol_table(entries: &[u8], terminal_codes: &[u16]) -> Result<Vec<Symbol>, &'static str> {
+fn symbol_table(
+    entries: &[u8],
+    terminal_codes: &[u16],
+) -> Result<(Vec<Symbol>, Vec<u16>), &'static str> {
     let halves: Vec<(u16, u16)> = entries
         .chunks_exact(3)
         .map(|e| {
@@ -364,43 +367,41 @@ fn symbol_table(entries: &[u8], terminal_codes: &[u16]) -> Result<Vec<Symbol>, &
                 .get(usize::from(b))
                 .ok_or("an entry names no terminal")?;
             Symbol {
-                len: 1,
                 left: code,
                 right: NO_PAIR,
             }
         } else if usize::from(a.max(b)) < halves.len() {
-            // Its length comes below, once its halves have theirs.
-            Symbol {
-                len: 0,
-                left: a,
-                right: b,
-            }
+            Symbol { left: a, right: b }
         } else {
             return Err("a pair names no symbol");
         });
     }
-    // Lengths depth first; a symbol met again while open is a loop.
+    // Lengths depth first (0: not known yet; a terminal's is 1); a
+    // symbol met again while open is a loop.
+    let mut lens: Vec<u32> = symbols
+        .iter()
+        .map(|s| u32::from(s.right == NO_PAIR))
+        .collect();
     let mut stack: Vec<(u16, bool)> = Vec::new();
     for root in 0..symbols.len() as u16 {
         stack.push((root, false));
         while let Some((s, halves_done)) = stack.pop() {
-            let symbol = symbols[usize::from(s)];
-            if symbol.len > 0 {
+            if lens[usize::from(s)] > 0 {
                 continue;
             }
+            let symbol = symbols[usize::from(s)];
             let (l, r) = (
-                symbols[usize::from(symbol.left)],
-                symbols[usize::from(symbol.right)],
+                lens[usize::from(symbol.left)],
+                lens[usize::from(symbol.right)],
             );
             if halves_done {
-                if l.len == 0 || r.len == 0 {
+                if l == 0 || r == 0 {
                     return Err("the pairs loop");
                 }
-                let len = l.len + r.len;
-                if len > MAX_SYMBOL_LEN {
+                if l + r > MAX_SYMBOL_LEN {
                     return Err("a symbol is too long");
                 }
-                symbols[usize::from(s)].len = len;
+                lens[usize::from(s)] = l + r;
             } else {
                 // A path without a loop holds each symbol once, and the
                 // stack a path and a sibling of each: more is a loop.
@@ -413,7 +414,8 @@ fn symbol_table(entries: &[u8], terminal_codes: &[u16]) -> Result<Vec<Symbol>, &
             }
         }
     }
-    Ok(symbols)
+    // Every length is now at most MAX_SYMBOL_LEN (65,535).
+    Ok((symbols, lens.into_iter().map(|len| len as u16).collect()))
 }
 
 /// A stream's head, parsed and checked: everything a probe needs besides
@@ -424,9 +426,8 @@ pub(super) struct StreamReader {
     place: StreamPlace,
     positions: u64,
     symbols: Vec<Symbol>,
-    /// Positions each symbol stands for (the symbols' `len`, at most
-    /// [`MAX_SYMBOL_LEN`], apart: a probe skipping symbols reads only
-    /// these).
+    /// Positions each symbol stands for (at most [`MAX_SYMBOL_LEN`]),
+    /// apart from `symbols`: a probe skipping symbols reads only these.
     spans: Vec<u16>,
     decoder: Decoder,
     step_bits: u32,
@@ -501,7 +502,8 @@ impl StreamReader {
             .flat_map(|(length, &count)| std::iter::repeat_n(length, usize::from(count)))
             .chain(std::iter::repeat_n(0, symbol_count - coded))
             .collect();
-        let symbols = symbol_table(&entries, &terminal_codes).map_err(|why| bad(why.into()))?;
+        let (symbols, spans) =
+            symbol_table(&entries, &terminal_codes).map_err(|why| bad(why.into()))?;
         let decoder = Decoder::new(&lengths).ok_or_else(|| bad("bad code lengths".into()))?;
         let index_entries = positions.div_ceil(1 << step_bits);
         let counts_offset = place.head_offset + u64::from(place.head_len);
@@ -522,8 +524,8 @@ impl StreamReader {
             id,
             place,
             positions,
-            spans: symbols.iter().map(|s| s.len as u16).collect(),
             symbols,
+            spans,
             decoder,
             step_bits,
             counts_offset,
@@ -669,7 +671,7 @@ impl StreamReader {
             if s.right == NO_PAIR {
                 return s.left;
             }
-            let left = self.symbols[usize::from(s.left)].len;
+            let left = u32::from(self.spans[usize::from(s.left)]);
             if offset < left {
                 symbol = s.left;
             } else {
@@ -714,8 +716,9 @@ impl StreamReader {
                 stack.push(symbol);
                 while let Some(s) = stack.pop() {
                     let sym = self.symbols[usize::from(s)];
-                    if skip >= u64::from(sym.len) {
-                        skip -= u64::from(sym.len);
+                    let span = u64::from(self.spans[usize::from(s)]);
+                    if skip >= span {
+                        skip -= span;
                     } else if sym.right == NO_PAIR {
                         out.push(sym.left);
                         if out.len() == len {
@@ -798,10 +801,13 @@ mod tests {
     #[test]
     fn head_symbols_are_checked() {
         // 0 = (2, 1), 1 = terminal 0 (code 7), 2 = (1, 1).
-        let symbols =
+        let (symbols, spans) =
             symbol_table(&entries(&[(2, 1), (TERMINAL, 0), (1, 1)]), &[7]).expect("sound");
-        let described: Vec<(u32, u16, u16)> =
-            symbols.iter().map(|s| (s.len, s.left, s.right)).collect();
+        let described: Vec<(u32, u16, u16)> = symbols
+            .iter()
+            .zip(&spans)
+            .map(|(s, &span)| (u32::from(span), s.left, s.right))
+            .collect();
         assert_eq!(described, [(3, 2, 1), (1, 7, NO_PAIR), (2, 1, 1)]);
         for (halves, why) in [
             (vec![(0, 1), (TERMINAL, 0)], "the pairs loop"),
@@ -820,7 +826,7 @@ mod tests {
         );
         halves.pop();
         assert_eq!(
-            symbol_table(&entries(&halves), &[7]).expect("15")[15].len,
+            u32::from(symbol_table(&entries(&halves), &[7]).expect("15").1[15]),
             1 << 15
         );
     }

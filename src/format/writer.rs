@@ -51,7 +51,6 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     // over its sample). Then small tables' streams are encoded at once; a
     // large table's one at a time as it is written, each in parallel
     // inside, so that one stream's working memory is held at a time.
-    // A table of symmetric material keeps White to move only.
     let mirrored = layout.material().is_symmetric();
     let kept: Vec<StreamId> = StreamId::ALL
         .into_iter()
