@@ -30,9 +30,10 @@
 //! the coded symbols fill fixed-size blocks ([`WDL_BLOCK_LEN`] and
 //! [`DTZ_BLOCK_LEN`] bytes), each ending in a CRC-16 of its bytes. A probe
 //! reads one entry of a sparse index, walks a few per-block position
-//! counts, checks one block's CRC and decodes symbols in that block up to
-//! its position: no decompression of anything else, and nothing decoded
-//! is kept.
+//! counts, checks one block's CRC (the first time it reads that block
+//! while the file is open: one bit per block remembers it) and decodes
+//! symbols in that block up to its position: no decompression of anything
+//! else, and nothing decoded is kept.
 //!
 //! ```text
 //! offset  size  field

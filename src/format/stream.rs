@@ -8,8 +8,9 @@
 //! descends the grammar to the code: a few hundred nanoseconds, no
 //! decompression of anything else and nothing kept. The counts and the
 //! index are checked a 1 KiB chunk at a time (CRC-32 each, the CRCs in the
-//! stream's head, which has its own CRC-32), once per chunk while the file
-//! is open.
+//! stream's head, which has its own CRC-32). Each block and chunk is
+//! checked once while the file is open: a bit per block and per chunk
+//! remembers that it passed.
 
 use std::{
     borrow::Cow,
@@ -438,6 +439,15 @@ pub(super) struct StreamReader {
     chunk_crcs: Vec<u32>,
     /// One bit per chunk: checked.
     checked: Vec<AtomicU64>,
+    /// One bit per block: its checksum matched when it was first read
+    /// (a block is checked once while the file is open, as the chunks
+    /// are: a hot probe then only decodes).
+    verified: Vec<AtomicU64>,
+}
+
+/// `n` cleared bits.
+fn bits(n: u64) -> Vec<AtomicU64> {
+    (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect()
 }
 
 impl StreamReader {
@@ -532,9 +542,8 @@ impl StreamReader {
             index_offset,
             index_entries,
             chunk_crcs,
-            checked: (0..chunks.div_ceil(64))
-                .map(|_| AtomicU64::new(0))
-                .collect(),
+            checked: bits(chunks as u64),
+            verified: bits(u64::from(place.block_count)),
         })
     }
 
@@ -614,7 +623,7 @@ impl StreamReader {
         }
     }
 
-    /// The bytes of `block`, its checksum checked.
+    /// The bytes of `block`, its checksum checked the first time.
     fn block<'s, S: Source + ?Sized>(
         &self,
         source: &'s S,
@@ -622,9 +631,12 @@ impl StreamReader {
     ) -> Result<Cow<'s, [u8]>, FormatError> {
         let len = self.place.block_len;
         let bytes = read(source, self.place.blocks_offset + block * len as u64, len)?;
-        let crc = u16_at(&bytes, len - 2);
-        if CRC16.checksum(&bytes[..len - 2]) != crc {
-            return Err(self.corrupt(block));
+        let (word, bit) = ((block / 64) as usize, 1u64 << (block % 64));
+        if self.verified[word].load(Ordering::Relaxed) & bit == 0 {
+            if CRC16.checksum(&bytes[..len - 2]) != u16_at(&bytes, len - 2) {
+                return Err(self.corrupt(block));
+            }
+            self.verified[word].fetch_or(bit, Ordering::Relaxed);
         }
         Ok(bytes)
     }

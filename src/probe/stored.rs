@@ -244,7 +244,8 @@ pub fn score_move<S: StoredValues + ?Sized>(
 /// be best; in a loss, the quiet moves' kept values are an upper bound of
 /// their true ones (a kept win that a zeroing move decides is as fast as
 /// its kind, below anything kept), so they are tried from the largest
-/// down and the first that no zeroing move decides ends the search. This
+/// down and the first that no zeroing move decides ends the search; in a
+/// plain loss every move reaches a win, so no WDL is read at all. This
 /// is how a file that keeps no DTZ for this side to move is read.
 ///
 /// # Errors
@@ -257,12 +258,19 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
     let rule = store.rule();
     let winning = known.is_some_and(|wdl| wdl > Wdl::Draw);
     let losing = known.is_some_and(|wdl| wdl < Wdl::Draw);
+    // A (plain) loss is the best its moves reach, so every move reaches a
+    // win for the opponent: nothing needs reading to know that.
+    let lost = known == Some(Wdl::Loss);
     let mut best: Option<Dtz> = None;
     let mut prefer = |score: Dtz| best = Some(best.map_or(score, |b| b.prefer(score)));
     // A loss's quiet moves into kept wins that a zeroing move may decide:
     // (kept DTZ, WDL, position reached).
     let mut bounded: Vec<(Dtz, Wdl, Chess)> = Vec::new();
     for mv in &pos.legal_moves() {
+        if lost && mv.is_zeroing() {
+            prefer(Dtz::of_move(Successor::Zeroing(Wdl::Win), rule));
+            continue;
+        }
         if !mv.is_zeroing() && (winning || losing) {
             // A quiet move reaches no en-passant right: what is kept is
             // what the position reached is.
@@ -271,7 +279,11 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
             // In a win, no move into a draw or a win can be best: the
             // search needs to know only whether the move reaches a loss.
             let ceiling = if winning { Wdl::Draw } else { Wdl::Win };
-            let wdl = wdl_within(store, &after, Wdl::Loss, ceiling)?;
+            let wdl = if lost {
+                Wdl::Win
+            } else {
+                wdl_within(store, &after, Wdl::Loss, ceiling)?
+            };
             if wdl >= ceiling && winning {
                 continue;
             }

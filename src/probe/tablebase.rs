@@ -26,13 +26,13 @@
 
 use std::{
     borrow::Cow,
-    collections::HashMap,
     io,
     path::{Path, PathBuf},
     sync::{Arc, OnceLock},
 };
 
 use memmap2::Mmap;
+use rustc_hash::FxHashMap;
 use shakmaty::{Board, Chess, Color, Position};
 
 use crate::{
@@ -64,7 +64,9 @@ pub struct Tablebase {
     rule: Rule,
     /// One slot per table of up to [`MAX_PIECES`] pieces, filled on first
     /// use (never with a failure, so a table generated later is found).
-    tables: HashMap<Material, OnceLock<OpenTable>>,
+    /// Keyed with a fast non-cryptographic hash: every probe looks a
+    /// table up, and the keys are materials, not attacker's input.
+    tables: FxHashMap<Material, OnceLock<OpenTable>>,
     access: Access,
 }
 
