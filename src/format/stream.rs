@@ -649,11 +649,10 @@ impl StreamReader {
     ) -> Result<u16, FormatError> {
         let (block, mut offset) = self.locate(source, position)?;
         let bytes = self.block(source, block)?;
-        let payload = &bytes[..bytes.len() - 2];
-        let mut bit = 0usize;
+        let mut bits = Bits::new(&bytes[..bytes.len() - 2]);
         loop {
             let (symbol, span) = self
-                .next_symbol(payload, &mut bit)
+                .next_symbol(&mut bits)
                 .ok_or_else(|| self.corrupt(block))?;
             if offset < span {
                 return Ok(self.descend(symbol, offset as u32));
@@ -662,17 +661,12 @@ impl StreamReader {
         }
     }
 
-    /// The symbol coded at `bit` of `payload` (advancing `bit` past it),
-    /// and the positions it stands for; `None` if the bits are no code or
-    /// run past the payload. Small and inlined: a probe runs it for every
-    /// symbol before its position.
+    /// The next symbol of `bits` and the positions it stands for; `None`
+    /// if the bits are no code or run past the payload. Small and inlined:
+    /// a probe runs it for every symbol before its position.
     #[inline(always)]
-    fn next_symbol(&self, payload: &[u8], bit: &mut usize) -> Option<(u16, u64)> {
-        let (symbol, len) = self.decoder.decode(window(payload, *bit))?;
-        *bit += len as usize;
-        if *bit > payload.len() * 8 {
-            return None;
-        }
+    fn next_symbol(&self, bits: &mut Bits<'_>) -> Option<(u16, u64)> {
+        let symbol = bits.symbol(&self.decoder)?;
         Some((symbol, u64::from(self.spans[usize::from(symbol)])))
     }
 
@@ -715,10 +709,10 @@ impl StreamReader {
                 u64::from(u16_at(&c, 0))
             };
             let mut decoded = 0u64;
-            let mut bit = 0usize;
+            let mut bits = Bits::new(payload);
             while decoded < count && out.len() < len {
                 let (symbol, span) = self
-                    .next_symbol(payload, &mut bit)
+                    .next_symbol(&mut bits)
                     .ok_or_else(|| self.corrupt(block))?;
                 decoded += span;
                 if skip >= span {
@@ -768,21 +762,69 @@ impl StreamReader {
     }
 }
 
-/// The 64 bits from `bit` on, most significant first (zeros past the end).
-#[inline]
-fn window(bytes: &[u8], bit: usize) -> u64 {
-    let at = bit / 8;
-    let word = match bytes.get(at..at + 8) {
-        Some(b) => u64::from_be_bytes(b.try_into().expect("8 bytes")),
-        None => {
-            let mut b = [0u8; 8];
-            let rest = bytes.get(at..).unwrap_or(&[]);
-            b[..rest.len()].copy_from_slice(rest);
-            u64::from_be_bytes(b)
+/// A block's payload read a code at a time, most significant bit first,
+/// through a 64-bit buffer topped up a few bytes at a time (the codes'
+/// chain of dependent steps is then one table lookup and one shift).
+struct Bits<'a> {
+    payload: &'a [u8],
+    /// The next bits, first at the top; the top `valid` of them count.
+    buffer: u64,
+    valid: u32,
+    /// The payload's byte that follows the counted bits.
+    next: usize,
+    /// Bits taken so far (past the payload's length means corrupt).
+    taken: usize,
+}
+
+impl<'a> Bits<'a> {
+    fn new(payload: &'a [u8]) -> Bits<'a> {
+        Bits {
+            payload,
+            buffer: 0,
+            valid: 0,
+            next: 0,
+            taken: 0,
         }
-    };
-    const _: () = assert!(MAX_CODE_LEN <= 57);
-    word << (bit % 8)
+    }
+
+    /// Top the buffer up to at least 56 counted bits with whole bytes
+    /// (zeros past the payload's end). Bits below the counted ones may be
+    /// set too: they are the payload's next bits, so a later top-up ORs
+    /// the same values over them.
+    #[inline(always)]
+    fn refill(&mut self) {
+        let word = match self.payload.get(self.next..self.next + 8) {
+            Some(b) => u64::from_be_bytes(b.try_into().expect("8 bytes")),
+            None => {
+                let mut b = [0u8; 8];
+                let rest = self.payload.get(self.next..).unwrap_or(&[]);
+                b[..rest.len()].copy_from_slice(rest);
+                u64::from_be_bytes(b)
+            }
+        };
+        self.buffer |= word >> self.valid;
+        let bytes = (63 - self.valid) / 8;
+        self.next += bytes as usize;
+        self.valid += 8 * bytes;
+    }
+
+    /// The next symbol; `None` if the bits are no code or run past the
+    /// payload.
+    #[inline(always)]
+    fn symbol(&mut self, decoder: &Decoder) -> Option<u16> {
+        const _: () = assert!(MAX_CODE_LEN <= 56);
+        if self.valid < MAX_CODE_LEN {
+            self.refill();
+        }
+        let (symbol, len) = decoder.decode(self.buffer)?;
+        self.buffer <<= len;
+        self.valid -= len;
+        self.taken += len as usize;
+        if self.taken > self.payload.len() * 8 {
+            return None;
+        }
+        Some(symbol)
+    }
 }
 
 fn read<S: Source + ?Sized>(
