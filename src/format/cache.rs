@@ -7,8 +7,8 @@
 //! together, dropping the least recently used page first. Long-running
 //! processes (`probe --batch`, a server, the C API's cached mode) use it,
 //! so that their memory stays bounded whatever tables they read. Pages are
-//! only bytes: every block, count and index read from them is still
-//! checked against its checksum.
+//! only bytes: each block, count and index chunk is checked against its
+//! checksum the first time the file reads it, cached or not.
 
 use std::{
     collections::{BTreeMap, HashMap},

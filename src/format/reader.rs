@@ -6,8 +6,8 @@
 //! shared, bounded [`BlockCache`] of file pages. [`TableFile::new`] checks
 //! size, magic, version, length, the header's and trailer's checksums and
 //! where the streams lie (cheap); each stream's head is read and checked on
-//! first use, and every read of a block checks its CRC (see the format
-//! module's doc); [`TableFile::verify`] checks the file's SHA-256 and
+//! first use, and the first read of each block checks its CRC (see the
+//! format module's doc); [`TableFile::verify`] checks the file's SHA-256 and
 //! decodes every block.
 
 use std::{borrow::Cow, io, ops::Range, sync::Arc, sync::OnceLock};
