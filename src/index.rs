@@ -19,10 +19,14 @@
 //! table the kings' digits anywhere among them, and in a pawnless table
 //! the king pair anywhere among them as one 9-bit *field* (its numbers
 //! 462..511 name no placement: [`Layout::names_placement`]; leading, it
-//! needs no padding and the index is the solver's). Pieces keep their
-//! slots' meaning otherwise (the free pieces' slots follow their digits'
-//! order), and moving between two orders is a shuffle of bit fields
-//! ([`Layout::reorder_to`]).
+//! needs no padding and the index is the solver's), or one king first and
+//! the other last: the board is then turned to put the first king in the
+//! triangle a1-d1-d4 (its number there, 0..10, leads the index) and the
+//! other king is the lowest digit, so that neighbouring indices differ by
+//! one king's square. Pieces keep their slots' meaning otherwise (the free
+//! pieces' slots follow their digits' order), and moving between two orders
+//! is a shuffle of bit fields, or, between a layout led by a king and
+//! another, a decode and an encode ([`Layout::reorder_to`]).
 //!
 //! * **Pawnless tables** use the 8-fold symmetry of the board: the white
 //!   king is mapped into the triangle a1-d1-d4 and, when it stands on the
@@ -232,9 +236,51 @@ pub struct Layout {
     /// By slot: the index step of moving that piece one square, for
     /// digits (see [`Layout::stride`]).
     strides: [Option<u64>; MAX_PIECES],
-    /// A pawnless table's king pair: the bit shift of its field (the top
-    /// of the index when it leads). Unused in pawn tables.
-    pair_shift: u32,
+    /// A pawnless table's king field: its bit shift (the top of the index
+    /// when it leads; a leading king's triangle number always leads).
+    /// Unused in pawn tables.
+    king_shift: u32,
+    /// A pawnless table whose index leads with one king's triangle number
+    /// (see [`Layout::with_order`]); `None` where the king pair is one
+    /// field, and in pawn tables.
+    lead_king: Option<LeadKing>,
+}
+
+/// The kings of a pawnless layout that leads with one of them: that king
+/// stands in the triangle a1-d1-d4 ([`TRIANGLE`]) and its number there is
+/// the top of the index; the other king is a 6-bit digit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LeadKing {
+    /// The leading king's slot (0 White's, 1 Black's).
+    slot: usize,
+    /// The bit shift of the other king's digit.
+    other_shift: u32,
+}
+
+/// The squares of the triangle a1-d1-d4 by number: where a pawnless
+/// layout's leading king stands (see [`LeadKing`]).
+const TRIANGLE: [u8; 10] = [0, 1, 2, 3, 9, 10, 11, 18, 19, 27];
+
+/// Each square's number in [`TRIANGLE`], `u8::MAX` off it.
+const TRIANGLE_NUMBER: [u8; 64] = {
+    let mut number = [u8::MAX; 64];
+    let mut i = 0;
+    while i < TRIANGLE.len() {
+        number[TRIANGLE[i] as usize] = i as u8;
+        i += 1;
+    }
+    number
+};
+
+/// Whether a leading king on `lead` (a square of [`TRIANGLE`]) and the
+/// other king on `other` are a placement a layout that leads with a king
+/// stores: the kings apart and not touching, and the other king on or
+/// below the a1-h8 diagonal when the leading one stands on it.
+#[inline]
+fn lead_pair_stored(lead: u8, other: u8) -> bool {
+    lead != other
+        && !kings_adjacent(lead, other)
+        && symmetry_for_kings(lead, other) == Symmetry::IDENTITY
 }
 
 /// The free pieces (neither kings nor pawns) of a material in the solver's
@@ -267,8 +313,13 @@ impl Layout {
     /// `j` from the most significant, the piece in the solver's slot
     /// `order[j]` (0 White's king, 1 Black's king, `2 + i` the solver's
     /// free piece `i`; pawns are not in it). Table files choose the order
-    /// that compresses best. A pawnless table's kings stand together, 0
-    /// then 1 (their pair is one field); a pawn table's may stand anywhere.
+    /// that compresses best. A pawnless table's kings either stand
+    /// together, 0 then 1 (their pair is one 9-bit field, numbers 462..511
+    /// naming no placement unless it leads), or one of them leads (its
+    /// number in the triangle a1-d1-d4, 0..10, is the top of the index: the
+    /// board is turned to put that king there) and the other is the lowest
+    /// digit (what a leading king is for: with a king in the middle the
+    /// pair does as well); a pawn table's kings may stand anywhere.
     /// Identical pieces must stay next to each other and in their own
     /// order, so that [`Layout::placement`] and
     /// [`Layout::sorted_identical`] mean the same in every order.
@@ -283,7 +334,7 @@ impl Layout {
                 if material.has_pawns() {
                     ""
                 } else {
-                    "keeps the kings together and "
+                    "keeps the kings together or puts one first and the other last, and "
                 }
             ));
         }
@@ -297,15 +348,19 @@ impl Layout {
         let kind = |slot: &u8| pieces[usize::from(*slot)];
         let identity: Vec<u8> = (0..pieces.len() as u8).collect();
         // Each kind of piece in one run (as in the solver's order), and
-        // each run ascending; a pawnless table's kings as one pair.
+        // each run ascending; a pawnless table's kings as one pair, or one
+        // of them leading.
         let kinds = identity.chunk_by(|a, b| kind(a) == kind(b)).count();
-        let pair_together =
-            |order: &[u8]| material.has_pawns() || order.windows(2).any(|w| w == [0, 1]);
+        let kings_placed = |order: &[u8]| {
+            material.has_pawns()
+                || order.windows(2).any(|w| w == [0, 1])
+                || (order[0] < 2 && order[order.len() - 1] == 1 - order[0])
+        };
         let mut orders = Vec::new();
         permutations(&mut identity.clone(), 0, &mut orders);
         orders.retain(|order| {
             let runs: Vec<&[u8]> = order.chunk_by(|a, b| kind(a) == kind(b)).collect();
-            runs.len() == kinds && runs.iter().all(|run| run.is_sorted()) && pair_together(order)
+            runs.len() == kinds && runs.iter().all(|run| run.is_sorted()) && kings_placed(order)
         });
         orders
     }
@@ -322,7 +377,8 @@ impl Layout {
     }
 
     /// The pieces in this layout's order, most significant first (a
-    /// pawnless table's two kings next to each other: their pair).
+    /// pawnless table's two kings next to each other: their pair; or a
+    /// leading king).
     pub fn order_pieces(&self) -> Vec<Piece> {
         let pieces = ordered_pieces(self.material);
         self.order
@@ -340,6 +396,28 @@ impl Layout {
     /// If `to` is of another material.
     pub fn reorder_to(&self, to: &Layout) -> Reorder {
         assert_eq!(self.material, to.material, "one material");
+        if self.lead_king.is_some() || to.lead_king.is_some() {
+            // Each piece's slot in `to` (free pieces take slots in their
+            // layout's order; identical ones in any order).
+            let mut slots = [0; MAX_PIECES];
+            let mut taken = [false; MAX_PIECES];
+            for (from, piece) in self.pieces.iter().enumerate() {
+                let slot = (0..to.pieces.len())
+                    .find(|&t| !taken[t] && to.pieces[t] == *piece)
+                    .expect("the same pieces");
+                taken[slot] = true;
+                slots[from] = slot;
+            }
+            return Reorder {
+                keep: 0,
+                moves: Vec::new(),
+                frames: Some(Box::new(Frames {
+                    from: self.clone(),
+                    to: to.clone(),
+                    slots,
+                })),
+            };
+        }
         let to_fields = to.fields();
         let moves: Vec<Field> = self
             .fields()
@@ -358,12 +436,17 @@ impl Layout {
         let keep = moves
             .iter()
             .fold(u64::MAX, |keep, f| keep & !(f.mask() << f.from));
-        Reorder { keep, moves }
+        Reorder {
+            keep,
+            moves,
+            frames: None,
+        }
     }
 
     /// The index's bit fields that an order moves, as (the order's entry,
     /// bit shift, width): every digit (named by its piece's slot in the
-    /// order), and a pawnless table's king pair (named by 0).
+    /// order), and a pawnless table's king pair (named by 0). Not for
+    /// layouts that lead with a king.
     fn fields(&self) -> Vec<(u8, u32, u32)> {
         // A pawnless table's kings (0, 1) are the pair, not digits.
         let digit_entries = self.order.iter().filter(|&&e| self.pawns > 0 || e >= 2);
@@ -372,19 +455,43 @@ impl Layout {
             .map(|(&entry, &(_, shift))| (entry, shift, 6))
             .collect();
         if self.pawns == 0 {
-            fields.push((0, self.pair_shift, PAIR_BITS));
+            fields.push((0, self.king_shift, PAIR_BITS));
         }
         fields
     }
 
     /// Whether `index` (below [`Layout::size`]) names a placement: all do
-    /// but those whose king pair field, in a pawnless table where the pair
-    /// does not lead, holds a number above the last pair's (they are
-    /// stored as "don't care" and never probed).
+    /// but, in a pawnless table, those whose king pair field (where the
+    /// pair does not lead) holds a number above the last pair's, and those
+    /// whose kings, where one leads, are not a placement the layout stores
+    /// ([`lead_pair_stored`]). They are stored as "don't care" and never
+    /// probed.
     #[inline]
     pub fn names_placement(&self, index: u64) -> bool {
-        self.pawns > 0
-            || (index >> self.pair_shift & ((1 << PAIR_BITS) - 1)) < PAWNLESS_KING_PAIRS as u64
+        if self.pawns > 0 {
+            return true;
+        }
+        match self.lead_king {
+            None => {
+                (index >> self.king_shift & ((1 << PAIR_BITS) - 1)) < PAWNLESS_KING_PAIRS as u64
+            }
+            Some(lead) => lead_pair_stored(
+                TRIANGLE[(index >> self.king_shift) as usize % TRIANGLE.len()],
+                (index >> lead.other_shift & 63) as u8,
+            ),
+        }
+    }
+
+    /// The symmetry that turns a pawnless placement into this layout's
+    /// frame: the leading king (White's where the pair is one field) into
+    /// the triangle a1-d1-d4, and the other king onto or below the a1-h8
+    /// diagonal when the first stands on it.
+    #[inline]
+    fn frame(&self, squares: &[u8; MAX_PIECES]) -> Symmetry {
+        match self.lead_king {
+            Some(LeadKing { slot: 1, .. }) => symmetry_for_kings(squares[1], squares[0]),
+            _ => symmetry_for_kings(squares[0], squares[1]),
+        }
     }
 
     /// The layout for `material` in `order` (checked by the callers).
@@ -407,22 +514,25 @@ impl Layout {
         pieces.extend(&free);
         pieces.extend(&pawns);
 
-        // The digits: every piece in the order but a pawnless table's kings,
-        // each with its slot (kings keep theirs, free pieces take theirs in
-        // the order's order) and its bit shift, counted from the least
-        // significant; a pawnless table's king pair takes 9 bits where it
-        // stands, or leads without padding.
+        // The digits: every piece in the order but a pawnless table's king
+        // pair or leading king, each with its slot (kings keep theirs, free
+        // pieces take theirs in the order's order) and its bit shift,
+        // counted from the least significant; a pawnless table's king pair
+        // takes 9 bits where it stands, or leads without padding, and a
+        // leading king's triangle number leads.
         let pawnless = pawns.is_empty();
+        let paired = pawnless && order.windows(2).any(|w| w == [0, 1]);
         let mut shift = 0;
-        let mut pair_shift = 0;
+        let mut king_shift = 0;
         let mut digits: Vec<(usize, u32)> = Vec::with_capacity(order.len());
-        for &entry in order.iter().rev() {
+        for (at, &entry) in order.iter().enumerate().rev() {
             match entry {
-                1 if pawnless => {}
-                0 if pawnless => {
-                    pair_shift = shift;
+                1 if paired => {}
+                0 if paired => {
+                    king_shift = shift;
                     shift += PAIR_BITS;
                 }
+                _ if pawnless && !paired && at == 0 => king_shift = shift,
                 _ => {
                     digits.push((usize::from(entry), shift));
                     shift += 6;
@@ -437,16 +547,30 @@ impl Layout {
                 next_free += 1;
             }
         }
+        let lead_king = (pawnless && !paired).then(|| {
+            let slot = usize::from(order[0]);
+            let &(_, other_shift) = digits
+                .iter()
+                .find(|&&(s, _)| s == 1 - slot)
+                .expect("the other king is a digit");
+            LeadKing { slot, other_shift }
+        });
         let slice_size = if !pawnless {
             64 * 64 * 64u64.pow(free.len() as u32)
+        } else if lead_king.is_some() {
+            (TRIANGLE.len() as u64) << king_shift
         } else if order.starts_with(&[0, 1]) {
-            (PAWNLESS_KING_PAIRS as u64) << pair_shift
+            (PAWNLESS_KING_PAIRS as u64) << king_shift
         } else {
             1 << shift
         };
+        // A pawnless table's kings move through king_move: a move may turn
+        // the board.
         let mut strides = [None; MAX_PIECES];
         for &(slot, shift) in &digits {
-            strides[slot] = Some(1u64 << shift);
+            if !pawnless || slot >= 2 {
+                strides[slot] = Some(1u64 << shift);
+            }
         }
         let identical = digits
             .chunk_by(|a, b| pieces[a.0] == pieces[b.0])
@@ -467,7 +591,8 @@ impl Layout {
             order: order.to_vec(),
             digits,
             strides,
-            pair_shift,
+            king_shift,
+            lead_king,
         };
         layout.enumerate_slices();
         layout
@@ -650,20 +775,31 @@ impl Layout {
     pub fn encode(&self, placement: &Placement) -> Option<TableIndex> {
         let mut sq = placement.squares;
         let n = self.pieces.len();
-        // The king pair leads a pawnless table's index; a pawn table's
-        // kings are digits like the free pieces.
-        let (slice, pair) = if self.pawns == 0 {
-            let sym = symmetry_for_kings(sq[0], sq[1]);
+        // A pawnless table's kings are a field of their own (the pair, or
+        // the leading king's triangle number) after the board is turned
+        // into the layout's frame; a pawn table's kings are digits like the
+        // free pieces.
+        let (slice, kings) = if self.pawns == 0 {
+            let sym = self.frame(&sq);
             if sym != Symmetry::IDENTITY {
                 for s in &mut sq[..n] {
                     *s = sym.apply(*s);
                 }
             }
-            let kk = KING_PAIRS.index[usize::from(sq[0]) * 64 + usize::from(sq[1])];
-            if kk == NONE16 {
+            let kings = match self.lead_king {
+                None => KING_PAIRS.index[usize::from(sq[0]) * 64 + usize::from(sq[1])],
+                Some(LeadKing { slot, .. }) => {
+                    let (lead, other) = (sq[slot], sq[1 - slot]);
+                    if lead == other || kings_adjacent(lead, other) {
+                        return None;
+                    }
+                    u16::from(TRIANGLE_NUMBER[usize::from(lead)])
+                }
+            };
+            if kings == NONE16 {
                 return None;
             }
-            (0, u64::from(kk))
+            (0, u64::from(kings))
         } else {
             let first_pawn = 2 + self.free;
             let mut pawns = [0u8; MAX_PIECES];
@@ -687,7 +823,7 @@ impl Layout {
         let within = self
             .digits
             .iter()
-            .fold(pair << self.pair_shift, |acc, &(slot, shift)| {
+            .fold(kings << self.king_shift, |acc, &(slot, shift)| {
                 acc | u64::from(sq[slot]) << shift
             });
         Some(TableIndex(slice * self.slice_size + within))
@@ -709,8 +845,20 @@ impl Layout {
             squares[slot] = (index.0 >> shift & 63) as u8;
         }
         if self.pawns == 0 {
-            let pair = (index.0 >> self.pair_shift & ((1 << PAIR_BITS) - 1)) as usize;
-            (squares[0], squares[1]) = KING_PAIRS.squares.get(pair).copied().unwrap_or((0, 0));
+            match self.lead_king {
+                None => {
+                    let pair = (index.0 >> self.king_shift & ((1 << PAIR_BITS) - 1)) as usize;
+                    (squares[0], squares[1]) =
+                        KING_PAIRS.squares.get(pair).copied().unwrap_or((0, 0));
+                }
+                Some(LeadKing { slot, .. }) => {
+                    let lead = TRIANGLE[(index.0 >> self.king_shift) as usize];
+                    squares[slot] = lead;
+                    if !lead_pair_stored(lead, squares[1 - slot]) {
+                        squares[1 - slot] = lead;
+                    }
+                }
+            }
         } else {
             let slice = (index.0 >> digit_bits) as usize;
             let first_pawn = 2 + self.free;
@@ -728,11 +876,12 @@ impl Layout {
         range: std::ops::Range<u64>,
         mut visit: impl FnMut(u64, &Placement) -> Result<(), E>,
     ) -> Result<(), E> {
-        // The piece of the lowest digit, unless a king pair is lowest.
+        // The piece of the lowest digit, unless a king pair is lowest or
+        // it is a pawnless table's king (whose digit may name no placement).
         let last = self
             .digits
             .last()
-            .filter(|&&(_, shift)| shift == 0)
+            .filter(|&&(slot, shift)| shift == 0 && (self.pawns > 0 || slot >= 2))
             .map(|&(slot, _)| slot);
         let mut placement = self.decode(TableIndex(range.start));
         for index in range.clone() {
@@ -776,15 +925,20 @@ impl Layout {
         to: u8,
     ) -> Option<(TableIndex, Option<TableIndex>)> {
         debug_assert_eq!(self.pawns, 0);
+        if self.lead_king.is_some() {
+            let mut moved = *placement;
+            moved.squares[slot] = to;
+            return self.encode_with_twin(&moved);
+        }
         let pairs = &*KING_PAIRS;
-        let pair_mask = ((1u64 << PAIR_BITS) - 1) << self.pair_shift;
-        let pair = ((index.0 & pair_mask) >> self.pair_shift) as usize;
+        let pair_mask = ((1u64 << PAIR_BITS) - 1) << self.king_shift;
+        let pair = ((index.0 & pair_mask) >> self.king_shift) as usize;
         let (next, sym) = pairs.steps[(pair * 2 + slot) * 64 + usize::from(to)];
         if next == NONE16 {
             return None;
         }
         let map = &pairs.maps[usize::from(sym)];
-        let base = u64::from(next) << self.pair_shift;
+        let base = u64::from(next) << self.king_shift;
         let digits = |map: &dyn Fn(u8) -> u8| {
             self.digits.iter().fold(base, |acc, &(slot, shift)| {
                 acc | u64::from(map(placement.squares[slot])) << shift
@@ -804,6 +958,28 @@ impl Layout {
             TableIndex(moved),
             twin.filter(|&t| t != moved).map(TableIndex),
         ))
+    }
+
+    /// A pawnless placement's index and, when its frame is not unique
+    /// (both kings on the a1-h8 diagonal), the index of the other stored
+    /// orientation where it differs; `None` if the kings touch.
+    fn encode_with_twin(&self, placement: &Placement) -> Option<(TableIndex, Option<TableIndex>)> {
+        let index = self.encode(placement)?;
+        let n = self.pieces.len();
+        let mut squares = placement.squares;
+        let sym = self.frame(&squares);
+        for s in &mut squares[..n] {
+            *s = sym.apply(*s);
+        }
+        let on_diagonal = |sq: u8| sq >> 3 == sq & 7;
+        if !on_diagonal(squares[0]) || !on_diagonal(squares[1]) {
+            return Some((index, None));
+        }
+        for s in &mut squares[..n] {
+            *s = DIAGONAL_FLIP.apply(*s);
+        }
+        let twin = self.encode(&Placement { squares })?;
+        Some((index, (twin != index).then_some(twin)))
     }
 
     /// Every quiet move of `mover`'s pieces other than pawns from the
@@ -961,13 +1137,25 @@ fn permutations(items: &mut Vec<u8>, k: usize, out: &mut Vec<Vec<u8>>) {
 /// The map between the indices of two layouts of one material in different
 /// orders of their digits ([`Layout::reorder_to`]): a shuffle of bit fields
 /// (the 6-bit digits of the pieces' squares, and a pawnless table's 9-bit
-/// king pair).
+/// king pair), or, where a pawnless layout leads with a king (its own frame
+/// of the board), a decode in one layout and an encode in the other.
 #[derive(Debug, Clone)]
 pub struct Reorder {
     /// The bits that stay where they are.
     keep: u64,
     /// The fields that move.
     moves: Vec<Field>,
+    /// The two layouts where the map is not a shuffle.
+    frames: Option<Box<Frames>>,
+}
+
+/// Two layouts of one material whose pawnless kings are in different frames.
+#[derive(Debug, Clone)]
+struct Frames {
+    from: Layout,
+    to: Layout,
+    /// By slot in `from`: the same piece's slot in `to`.
+    slots: [usize; MAX_PIECES],
 }
 
 /// A bit field that moves: its shift in both layouts, and its width.
@@ -987,17 +1175,40 @@ impl Field {
 
 impl Reorder {
     /// The index in the target layout of the position at `index` (which
-    /// must name a placement: [`Layout::names_placement`]).
+    /// must name a placement: [`Layout::names_placement`]; 0 for one that
+    /// does not, where the layouts' frames differ). Between frames, a
+    /// position whose frame is not unique (both kings on the a1-h8
+    /// diagonal) may map to either stored orientation, and identical
+    /// pieces to any order of their squares: indices of the same position.
     #[inline]
     pub fn apply(&self, index: u64) -> u64 {
+        if let Some(frames) = &self.frames {
+            let Frames { from, to, slots } = &**frames;
+            if !from.names_placement(index) {
+                return 0;
+            }
+            let placement = from.decode(TableIndex(index));
+            let mut squares = [0; MAX_PIECES];
+            for (slot, &sq) in placement.squares[..from.pieces.len()].iter().enumerate() {
+                squares[slots[slot]] = sq;
+            }
+            return to.encode(&Placement { squares }).map_or(0, |i| i.0);
+        }
         self.moves.iter().fold(index & self.keep, |acc, &f| {
             acc | ((index >> f.from) & f.mask()) << f.to
         })
     }
 
+    /// Whether the map is a shuffle of bit fields (not a decode and an
+    /// encode between frames): then aligned blocks of `64^digits` indices
+    /// map to aligned blocks.
+    pub fn is_shuffle(&self) -> bool {
+        self.frames.is_none()
+    }
+
     /// Whether the map is the identity (the two orders are the same).
     pub fn is_identity(&self) -> bool {
-        self.moves.is_empty()
+        self.is_shuffle() && self.moves.is_empty()
     }
 
     /// Visit every index of the aligned block `start..start + 2^bits`
@@ -1006,8 +1217,15 @@ impl Reorder {
     /// indices. A map that moves a low digit high scatters consecutive
     /// indices across the target's whole range; visiting them in the
     /// target's order keeps reads of a target-ordered array sequential.
+    /// Between frames (no shuffle) the block is visited in its own order.
     pub fn for_each_in_block(&self, start: u64, bits: u32, mut visit: impl FnMut(usize, u64)) {
         debug_assert!(start.trailing_zeros() >= bits);
+        if self.frames.is_some() {
+            for offset in 0..1usize << bits {
+                visit(offset, self.apply(start + offset as u64));
+            }
+            return;
+        }
         // Where each bit of the block goes, as runs of bits that stay
         // together: (bit in the block, bit in the target, length).
         let target_of = |bit: u32| {
@@ -1099,36 +1317,6 @@ mod tests {
         assert_eq!(kppvk.slice_count(), (48 * 47 / 2 + 24) / 2);
     }
 
-    /// The index of a placement and, when its canonical frame is not unique
-    /// (a pawnless placement whose kings both end up on the a1-h8
-    /// diagonal), the index of the other stored orientation too.
-    fn encode_with_twin(
-        l: &Layout,
-        placement: &Placement,
-    ) -> Option<(TableIndex, Option<TableIndex>)> {
-        let index = l.encode(placement)?;
-        if l.pawns > 0 {
-            return Some((index, None));
-        }
-        let sym = symmetry_for_kings(placement.squares[0], placement.squares[1]);
-        let on_diagonal = |sq: u8| sq >> 3 == sq & 7;
-        if !on_diagonal(sym.apply(placement.squares[0]))
-            || !on_diagonal(sym.apply(placement.squares[1]))
-        {
-            return Some((index, None));
-        }
-        let flip = Symmetry {
-            xor: 0,
-            diagonal: true,
-        };
-        let mut twin = *placement;
-        for sq in &mut twin.squares[..l.pieces.len()] {
-            *sq = flip.apply(sym.apply(*sq));
-        }
-        let twin = l.encode(&twin)?;
-        Some((index, (twin != index).then_some(twin)))
-    }
-
     #[test]
     fn king_moves_agree_with_a_full_encode() {
         // The solver's orders, and files' with the king pair moved.
@@ -1158,7 +1346,7 @@ mod tests {
                         moved.squares[slot] = to;
                         assert_eq!(
                             l.king_move(TableIndex(i), &p, slot, to),
-                            encode_with_twin(&l, &moved),
+                            l.encode_with_twin(&moved),
                             "{name} {i} slot {slot} to {to}"
                         );
                     }
@@ -1234,8 +1422,9 @@ mod tests {
     #[test]
     fn orders_keep_identical_pieces_together_and_pawnless_kings_paired() {
         let orders = |name: &str| Layout::orders(name.parse().expect("material"));
-        // 3! orders of the free pieces, the king pair in 4 places.
-        assert_eq!(orders("KRBvKR").len(), 24);
+        // 3! orders of the free pieces, the king pair in 4 places or a king
+        // first and the other last.
+        assert_eq!(orders("KRBvKR").len(), 24 + 2 * 6);
         assert_eq!(
             orders("KRBvKR")[0],
             [0, 1, 2, 3, 4],
@@ -1247,13 +1436,20 @@ mod tests {
             [
                 vec![0, 1, 2, 3, 4],
                 vec![0, 1, 4, 2, 3],
+                vec![0, 2, 3, 4, 1],
+                vec![0, 4, 2, 3, 1],
+                vec![1, 2, 3, 4, 0],
+                vec![1, 4, 2, 3, 0],
                 vec![2, 3, 0, 1, 4],
                 vec![2, 3, 4, 0, 1],
                 vec![4, 0, 1, 2, 3],
                 vec![4, 2, 3, 0, 1],
             ]
         );
-        assert_eq!(orders("KRvK"), [vec![0, 1, 2], vec![2, 0, 1]]);
+        assert_eq!(
+            orders("KRvK"),
+            [vec![0, 1, 2], vec![0, 2, 1], vec![1, 2, 0], vec![2, 0, 1]]
+        );
         assert_eq!(orders("KPvKP"), [vec![0, 1], vec![1, 0]]);
         assert_eq!(orders("KRvKP").len(), 6, "the kings anywhere with pawns");
         // The rooks as one block among the kings: 3! orders.
@@ -1268,10 +1464,10 @@ mod tests {
         let err = Layout::with_order(krrvkr, &[0, 1, 2, 4, 3]).expect_err("the rooks apart");
         assert_eq!(
             err,
-            "piece order [0, 1, 2, 4, 3] is not an order of KRRvKR's kings and 3 free pieces that keeps the kings together and keeps identical pieces together"
+            "piece order [0, 1, 2, 4, 3] is not an order of KRRvKR's kings and 3 free pieces that keeps the kings together or puts one first and the other last, and keeps identical pieces together"
         );
         let err = Layout::with_order("KRvK".parse().expect("material"), &[1, 0, 2])
-            .expect_err("pawnless kings swapped");
+            .expect_err("pawnless kings swapped, not last");
         assert!(err.starts_with("piece order [1, 0, 2] is not"), "{err}");
         let err = Layout::with_order("KRvKR".parse().expect("material"), &[0, 2, 1, 3])
             .expect_err("pawnless kings apart");
@@ -1293,6 +1489,10 @@ mod tests {
             let solver = Layout::new(material);
             for order in Layout::orders(material) {
                 let file = Layout::with_order(material, &order).expect("listed");
+                if file.lead_king.is_some() {
+                    // Its own frame: layouts_led_by_a_king_turn_the_board.
+                    continue;
+                }
                 let (to_file, back) = (solver.reorder_to(&file), file.reorder_to(&solver));
                 assert_eq!(to_file.is_identity(), order.is_sorted(), "{name} {order:?}");
                 // A pawnless king pair that does not lead takes 9 bits.
@@ -1357,19 +1557,125 @@ mod tests {
                     }
                 }
                 // Placements in order, the last digit's piece moving fastest.
-                let start = file.size() / 3 - 100;
-                let mut seen = 0;
-                file.try_for_each_placement(start..start + 200, |i, placement| {
-                    assert_eq!(
-                        *placement,
-                        file.decode(TableIndex(i)),
-                        "{name} {order:?} {i}"
-                    );
-                    seen += 1;
-                    Ok::<(), ()>(())
-                })
-                .expect("no error");
-                assert_eq!(seen, 200);
+                assert_placements_in_order(&file);
+            }
+        }
+    }
+
+    /// A walk over 200 indices gives the placements [`Layout::decode`]
+    /// gives.
+    fn assert_placements_in_order(file: &Layout) {
+        let start = file.size() / 3 - 100;
+        let mut seen = 0;
+        file.try_for_each_placement(start..start + 200, |i, placement| {
+            assert_eq!(
+                *placement,
+                file.decode(TableIndex(i)),
+                "{:?} {i}",
+                file.order()
+            );
+            seen += 1;
+            Ok::<(), ()>(())
+        })
+        .expect("no error");
+        assert_eq!(seen, 200);
+    }
+
+    /// A number of the position on `board` in `l`, the same for every
+    /// symmetric image of it and every order of its identical pieces: the
+    /// smaller sorted index of its two stored orientations where both kings
+    /// stand on the a1-h8 diagonal.
+    fn position_key(l: &Layout, board: &Board) -> u64 {
+        let p = l.placement(board).expect("the layout's material");
+        let (i, twin) = l.encode_with_twin(&p).expect("kings apart");
+        let i = l.sorted_identical(i.0);
+        twin.map_or(i, |t| i.min(l.sorted_identical(t.0)))
+    }
+
+    #[test]
+    fn layouts_led_by_a_king_turn_the_board() {
+        for name in ["KQvKR", "KRRvK", "KBNvK", "KRBvKR"] {
+            let material: Material = name.parse().expect("material");
+            let solver = Layout::new(material);
+            let n = solver.piece_count();
+            let led: Vec<Vec<u8>> = Layout::orders(material)
+                .into_iter()
+                .filter(|o| !o.windows(2).any(|w| w == [0, 1]))
+                .collect();
+            let pair_first = Layout::orders(material)
+                .iter()
+                .filter(|o| o.starts_with(&[0, 1]))
+                .count();
+            assert_eq!(
+                led.len(),
+                2 * pair_first,
+                "{name}: a king first, the other last"
+            );
+            for order in led {
+                let file = Layout::with_order(material, &order).expect("listed");
+                let lead = usize::from(order[0]);
+                assert_eq!(file.lead_king.map(|k| k.slot), Some(lead));
+                assert_eq!(file.size(), 10 << (6 * (n - 1)), "{name} {order:?}");
+                // The stored king placements are the 462 pairs (the other
+                // king is the lowest digit).
+                let named = (0..10u64)
+                    .flat_map(|t| (0..64).map(move |o| t << (6 * (n - 1)) | o))
+                    .filter(|&i| file.names_placement(i))
+                    .count();
+                assert_eq!(named, PAWNLESS_KING_PAIRS, "{name} {order:?}");
+                let (to_file, back) = (solver.reorder_to(&file), file.reorder_to(&solver));
+                assert!(!to_file.is_shuffle() && !back.is_shuffle());
+                for i in (0..solver.size()).step_by((solver.size() / 700) as usize + 1) {
+                    let p = solver.decode(TableIndex(i));
+                    if solver.overlaps(&p) {
+                        continue;
+                    }
+                    let key = position_key(&solver, &solver.board(&p));
+                    let j = to_file.apply(i);
+                    assert!(file.names_placement(j), "{name} {order:?} {i}");
+                    let q = file.decode(TableIndex(j));
+                    assert!(TRIANGLE.contains(&q.squares[lead]), "{name} {order:?}");
+                    assert_eq!(position_key(&solver, &file.board(&q)), key);
+                    let back_at = solver.decode(TableIndex(back.apply(j)));
+                    assert_eq!(position_key(&solver, &solver.board(&back_at)), key);
+                    assert_eq!(file.encode(&q), Some(TableIndex(j)));
+                    // A free piece's move keeps the frame.
+                    for slot in 2..n {
+                        let stride = file.stride(slot).expect("a digit");
+                        if q.squares[slot] < 63 {
+                            let mut moved = q;
+                            moved.squares[slot] += 1;
+                            assert_eq!(file.encode(&moved), Some(TableIndex(j + stride)));
+                        }
+                    }
+                    // A king's move reaches the moved position, in both
+                    // stored orientations where there are two.
+                    for slot in 0..2 {
+                        assert_eq!(file.stride(slot), None);
+                        for to in 0..64u8 {
+                            let mut moved = q;
+                            moved.squares[slot] = to;
+                            if moved.squares[2..n].contains(&to) {
+                                continue;
+                            }
+                            let (k, o) = (moved.squares[0], moved.squares[1]);
+                            let Some((m, twin)) = file.king_move(TableIndex(j), &q, slot, to)
+                            else {
+                                assert!(k == o || kings_adjacent(k, o), "{name} {order:?}");
+                                continue;
+                            };
+                            let want = position_key(&solver, &file.board(&moved));
+                            for t in std::iter::once(m).chain(twin) {
+                                assert!(file.names_placement(t.0));
+                                let at = file.decode(t);
+                                assert_eq!(position_key(&solver, &file.board(&at)), want);
+                            }
+                            assert_ne!(twin, Some(m));
+                        }
+                    }
+                }
+                // Placements in order agree with decode, kings lowest.
+                assert_placements_in_order(&file);
             }
         }
     }
@@ -1378,6 +1684,9 @@ mod tests {
     fn a_moved_king_pair_names_462_of_its_512_numbers() {
         let material = "KQvKR".parse().expect("material");
         for order in Layout::orders(material) {
+            if !order.windows(2).any(|w| w == [0, 1]) {
+                continue;
+            }
             let l = Layout::with_order(material, &order).expect("listed");
             let named = (0..l.size()).filter(|&i| l.names_placement(i)).count();
             assert_eq!(named, Layout::new(material).size() as usize, "{order:?}");

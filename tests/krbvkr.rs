@@ -191,12 +191,19 @@ fn the_rules_nest_on_every_position() {
         // Each file numbers positions in the order it chose: the same
         // position is at the same index up to a shuffle of the pieces'
         // digits, so aligned groups of 64^digits indices (and of whole
-        // chunks) hold the same positions in every file.
+        // chunks) hold the same positions in every file; where a file's
+        // order is led by one king (the board turned, not a shuffle), each
+        // side is one group, read whole.
         let layouts = files.each_ref().map(|f| f.file().layout());
         let to_file = layouts.map(|l| layouts[0].reorder_to(l));
+        let whole = to_file.iter().any(|map| !map.is_shuffle());
         let digits = layouts[0].digit_count() as u32;
         let chunk_len = files[0].file().chunk_positions();
-        let group = chunk_len.max(64u64.pow(digits));
+        let group = if whole {
+            layouts[0].size()
+        } else {
+            chunk_len.max(64u64.pow(digits))
+        };
         let per_side = layouts[0].size().div_ceil(group);
         let (cells, kept) = (0..2 * per_side)
             .into_par_iter()
@@ -212,14 +219,23 @@ fn the_rules_nest_on_every_position() {
                 // (a probe per position would decode a block per position).
                 let entries = files.each_ref().map(|f| {
                     let (first, _) = f.file().chunk_of(turn, TableIndex(start));
-                    let chunks = (end - start).div_ceil(chunk_len) as usize;
+                    let len = if whole {
+                        f.file().layout().size()
+                    } else {
+                        end - start
+                    };
+                    let chunks = len.div_ceil(chunk_len) as usize;
                     (first..first + chunks)
                         .flat_map(|c| f.chunk(c).expect("chunk"))
                         .collect::<Vec<_>>()
                 });
-                let mut kept = 0;
+                let (mut cells, mut kept) = (0, 0);
                 let layout = layouts[0];
                 for index in start..end {
+                    if !layout.names_placement(index) {
+                        continue;
+                    }
+                    cells += 1;
                     let at = to_file
                         .each_ref()
                         .map(|map| (map.apply(index) - start) as usize);
@@ -239,7 +255,7 @@ fn the_rules_nest_on_every_position() {
                     check_position(material, turn, index, dtz, wdl);
                     kept += u64::from(dtz.iter().all(Option::is_some));
                 }
-                (end - start, kept)
+                (cells, kept)
             })
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         checked += cells;

@@ -6,7 +6,8 @@
 //! to move by [`crate::index`], with the pieces' digits in the order the
 //! header records: the writer tries every order that keeps identical
 //! pieces together (with a pawn table's kings anywhere, a pawnless table's
-//! king pair anywhere) on a sample and keeps the one that compresses best
+//! king pair anywhere or one king first and the other last) on a sample
+//! and keeps the one that compresses best
 //! (see the solved module). The file has four stream places, each for the
 //! codes of one section for one side to move, in this order: WDL with
 //! White to move, WDL with Black to move, DTZ with White, DTZ with Black.
@@ -40,7 +41,7 @@
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 160 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 9
+//!      8     2  VERSION (u16) = 10
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block (u16): WDL_BLOCK_LEN
@@ -56,10 +57,15 @@
 //!               is the solver's slot (0 White's king, 1 Black's king,
 //!               2.. the free pieces, strongest first) of the piece at
 //!               position j of the file's index, from the most significant
-//!               (crate::index::Layout::with_order); a pawnless table's
-//!               has 1 right after 0: its king pair, 9 bits of the index
-//!               unless it leads (numbers 462..511 are "don't care"); zero
-//!               beyond its kings and free pieces
+//!               (crate::index::Layout::with_order); in a pawnless table
+//!               either 1 comes right after 0: the king pair, 9 bits of
+//!               the index unless it leads (numbers 462..511 are "don't
+//!               care"), or a king comes first: the board is turned to put
+//!               that king in the triangle a1-d1-d4, its number there
+//!               (0..10) leads the index, and the other king is the
+//!               lowest 6-bit digit (placements that turn no further, or
+//!               whose kings touch, are "don't care"); zero beyond its
+//!               kings and free pieces
 //!    156     4  CRC-32C of bytes 0..156
 //! three streams (WDL White, WDL Black, the kept DTZ; a symmetric table's
 //! two: WDL White, DTZ White), one after the
@@ -154,9 +160,10 @@ pub use writer::write_table;
 
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
-/// The format version this crate writes and reads (version 8 stored a
+/// The format version this crate writes and reads (version 9 numbered a
+/// pawnless table's kings as one pair in every order; version 8 stored a
 /// stream's grammar in five bytes a symbol, see BENCHMARKS.md).
-pub const VERSION: u16 = 9;
+pub const VERSION: u16 = 10;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block: one or two cache lines per probe.
