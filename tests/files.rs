@@ -220,30 +220,30 @@ fn identical_pieces_read_the_same_in_every_order() {
     assert_eq!(report.inconsistent, 0, "{:?}", report.examples);
 }
 
-/// A file numbers positions in the order it chose (KRNvK's is led by
-/// Black's king, the board turned to put it in a1-d1-d4, with White's
-/// king the lowest digit): every position reads the solved value of the
-/// same position in the solver's order, the header's longest DTZ names a
-/// position of that DTZ in the file's order, and the deep check, which
-/// moves the kings in the file's frame, passes.
+/// A file numbers positions in the order it chose (KRNvK's puts the
+/// knight first; KQBvK's is led by Black's king, the board turned to put
+/// it in a1-d1-d4, with White's king the lowest digit): every position
+/// reads the solved value of the same position in the solver's order, the
+/// header's longest DTZ names a position of that DTZ in the file's order,
+/// and the deep check, which moves the kings in the file's frame, passes.
 #[test]
 fn a_file_in_another_piece_order_reads_the_solved_values() {
-    let material: Material = "KRNvK".parse().expect("material");
-    let (_dir, tb, compared) = read_back_against_the_solver(material);
-    let file = tb.table(&material).expect("built");
-    assert_eq!(file.header().order, [1, 3, 2, 0], "kNRK");
-    assert_eq!(file.layout().order(), [1, 3, 2, 0]);
-    assert_deep_check_passes(&tb, &material);
-    let stats = &file.header().stats;
-    let legal: u64 = stats.iter().flat_map(|side| side.counts).sum();
-    assert_eq!(compared, legal);
-    for turn in Color::ALL {
-        let side = stats.get(turn);
-        let at = side.longest_at.expect("decisive positions");
-        let layout = file.layout();
-        let pos = layout.position(&layout.decode(at), turn).expect("legal");
-        let dtz = tb.probe_dtz(&pos).expect("probe");
-        assert_eq!(dtz.plies(), side.longest(), "{turn:?}");
+    for (name, order) in [("KRNvK", [0, 1, 3, 2]), ("KQBvK", [1, 2, 3, 0])] {
+        let material: Material = name.parse().expect("material");
+        let (_dir, tb, compared) = read_back_against_the_solver(material);
+        let file = tb.table(&material).expect("built");
+        assert_eq!(file.header().order, order, "{name}");
+        assert_eq!(file.layout().order(), order);
+        assert_deep_check_passes(&tb, &material);
+        assert_eq!(compared, legal_positions(file.header()), "{name}");
+        for turn in Color::ALL {
+            let side = file.header().stats.get(turn);
+            let at = side.longest_at.expect("decisive positions");
+            let layout = file.layout();
+            let pos = layout.position(&layout.decode(at), turn).expect("legal");
+            let dtz = tb.probe_dtz(&pos).expect("probe");
+            assert_eq!(dtz.plies(), side.longest(), "{name} {turn:?}");
+        }
     }
 }
 
