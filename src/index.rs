@@ -318,8 +318,9 @@ impl Layout {
     /// naming no placement unless it leads), or one of them leads (its
     /// number in the triangle a1-d1-d4, 0..10, is the top of the index: the
     /// board is turned to put that king there) and the other is the lowest
-    /// digit (what a leading king is for: with a king in the middle the
-    /// pair does as well); a pawn table's kings may stand anywhere.
+    /// digit (the best orders of a study of 4-piece tables all put the
+    /// kept side's king there, see BENCHMARKS.md); a pawn table's kings may
+    /// stand anywhere.
     /// Identical pieces must stay next to each other and in their own
     /// order, so that [`Layout::placement`] and
     /// [`Layout::sorted_identical`] mean the same in every order.
