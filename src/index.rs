@@ -477,7 +477,7 @@ impl Layout {
                 (index >> self.king_shift & ((1 << PAIR_BITS) - 1)) < PAWNLESS_KING_PAIRS as u64
             }
             Some(lead) => lead_pair_stored(
-                TRIANGLE[(index >> self.king_shift) as usize % TRIANGLE.len()],
+                TRIANGLE[(index >> self.king_shift) as usize],
                 (index >> lead.other_shift & 63) as u8,
             ),
         }
@@ -780,28 +780,11 @@ impl Layout {
         // the leading king's triangle number) after the board is turned
         // into the layout's frame; a pawn table's kings are digits like the
         // free pieces.
-        let (slice, kings) = if self.pawns == 0 {
-            let sym = self.frame(&sq);
-            if sym != Symmetry::IDENTITY {
-                for s in &mut sq[..n] {
-                    *s = sym.apply(*s);
-                }
-            }
-            let kings = match self.lead_king {
-                None => KING_PAIRS.index[usize::from(sq[0]) * 64 + usize::from(sq[1])],
-                Some(LeadKing { slot, .. }) => {
-                    let (lead, other) = (sq[slot], sq[1 - slot]);
-                    if lead == other || kings_adjacent(lead, other) {
-                        return None;
-                    }
-                    u16::from(TRIANGLE_NUMBER[usize::from(lead)])
-                }
-            };
-            if kings == NONE16 {
-                return None;
-            }
-            (0, u64::from(kings))
-        } else {
+        if self.pawns == 0 {
+            self.turn_into_frame(&mut sq);
+            return self.index_in_frame(&sq).map(TableIndex);
+        }
+        let slice = {
             let first_pawn = 2 + self.free;
             let mut pawns = [0u8; MAX_PIECES];
             pawns[..self.pawns].copy_from_slice(&sq[first_pawn..n]);
@@ -819,15 +802,50 @@ impl Layout {
             if slice == NONE32 || pawns[..self.pawns].iter().any(|&p| !(8..56).contains(&p)) {
                 return None;
             }
-            (u64::from(slice), 0)
+            u64::from(slice)
         };
-        let within = self
-            .digits
-            .iter()
-            .fold(kings << self.king_shift, |acc, &(slot, shift)| {
-                acc | u64::from(sq[slot]) << shift
-            });
-        Some(TableIndex(slice * self.slice_size + within))
+        Some(TableIndex(
+            slice * self.slice_size + self.with_digits(0, &sq),
+        ))
+    }
+
+    /// Turn a pawnless placement's squares into this layout's frame.
+    #[inline]
+    fn turn_into_frame(&self, sq: &mut [u8; MAX_PIECES]) {
+        let sym = self.frame(sq);
+        if sym != Symmetry::IDENTITY {
+            for s in &mut sq[..self.pieces.len()] {
+                *s = sym.apply(*s);
+            }
+        }
+    }
+
+    /// The index of a pawnless placement already in this layout's frame;
+    /// `None` if its kings share a square or touch.
+    #[inline]
+    fn index_in_frame(&self, sq: &[u8; MAX_PIECES]) -> Option<u64> {
+        let kings = match self.lead_king {
+            None => KING_PAIRS.index[usize::from(sq[0]) * 64 + usize::from(sq[1])],
+            Some(LeadKing { slot, .. }) => {
+                let (lead, other) = (sq[slot], sq[1 - slot]);
+                if lead == other || kings_adjacent(lead, other) {
+                    return None;
+                }
+                u16::from(TRIANGLE_NUMBER[usize::from(lead)])
+            }
+        };
+        if kings == NONE16 {
+            return None;
+        }
+        Some(self.with_digits(u64::from(kings) << self.king_shift, sq))
+    }
+
+    /// `top` with every digit's square of `sq` put in its place.
+    #[inline]
+    fn with_digits(&self, top: u64, sq: &[u8; MAX_PIECES]) -> u64 {
+        self.digits.iter().fold(top, |acc, &(slot, shift)| {
+            acc | u64::from(sq[slot]) << shift
+        })
     }
 
     /// The placement at an index (in its canonical frame). An index that
@@ -965,22 +983,22 @@ impl Layout {
     /// (both kings on the a1-h8 diagonal), the index of the other stored
     /// orientation where it differs; `None` if the kings touch.
     fn encode_with_twin(&self, placement: &Placement) -> Option<(TableIndex, Option<TableIndex>)> {
-        let index = self.encode(placement)?;
-        let n = self.pieces.len();
         let mut squares = placement.squares;
-        let sym = self.frame(&squares);
-        for s in &mut squares[..n] {
-            *s = sym.apply(*s);
-        }
+        self.turn_into_frame(&mut squares);
+        let index = self.index_in_frame(&squares)?;
         let on_diagonal = |sq: u8| sq >> 3 == sq & 7;
         if !on_diagonal(squares[0]) || !on_diagonal(squares[1]) {
-            return Some((index, None));
+            return Some((TableIndex(index), None));
         }
-        for s in &mut squares[..n] {
+        // Both kings on the diagonal: the flip keeps the frame.
+        for s in &mut squares[..self.pieces.len()] {
             *s = DIAGONAL_FLIP.apply(*s);
         }
-        let twin = self.encode(&Placement { squares })?;
-        Some((index, (twin != index).then_some(twin)))
+        let twin = self.index_in_frame(&squares)?;
+        Some((
+            TableIndex(index),
+            (twin != index).then_some(TableIndex(twin)),
+        ))
     }
 
     /// Every quiet move of `mover`'s pieces other than pawns from the

@@ -31,8 +31,6 @@ use crate::{
     value::{Dtz, Rule, Wdl},
 };
 
-/// Positions per side up to which a whole stream is the sample.
-const WHOLE_UP_TO: u64 = 1 << 18;
 /// Windows the sample of a larger stream is cut into.
 const WINDOWS: u64 = 16;
 /// Positions per window.
@@ -229,11 +227,11 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
     }
 
     /// About how many bytes each stream takes, in [`StreamId::ALL`] order,
-    /// each estimated from a fixed sample of `windows` windows
-    /// ([`estimate_bytes`]).
+    /// each estimated from a fixed sample of `windows` windows (the whole
+    /// stream where it is no longer; [`estimate_bytes`]).
     fn estimated_bytes(&self, windows: u64) -> [f64; 4] {
         let n = self.layout.size();
-        let (starts, len): (Vec<u64>, u64) = if n <= WHOLE_UP_TO.max(windows * WINDOW) {
+        let (starts, len): (Vec<u64>, u64) = if n <= windows * WINDOW {
             (vec![0], n)
         } else {
             let starts = (0..windows)
