@@ -3,6 +3,8 @@
 //! * [`generate()`] — build tables and their missing sub-tables into a
 //!   directory, in dependency order, skipping finished files and writing
 //!   each one atomically (module `builder`);
+//! * [`jobs`] and [`render`] — the same set as one job per table, written
+//!   for a workflow engine (ninja, Snakemake, make; module `plan`);
 //! * [`solve()`] — solve one table in memory from its sub-tables (module
 //!   `solve`: the retrograde passes; `seed`: the first values from zeroing
 //!   moves; `cells` and `cell`: the one-byte work arrays and their codes);
@@ -15,6 +17,7 @@
 mod builder;
 mod cell;
 mod cells;
+mod plan;
 mod seed;
 mod solve;
 mod stats;
@@ -23,6 +26,9 @@ mod values;
 mod verify;
 
 pub use builder::{Event, GenerateError, GenerateOptions, Summary, generate};
+pub use plan::{
+    Job, ParsePlanFormatError, PlanError, PlanFormat, PlanOptions, jobs, memory_estimate, render,
+};
 pub use solve::{Direction, Progress, SolveError, SolveOptions, solve};
 pub use stats::stats;
 pub use table::{Table, TableSet};

@@ -25,6 +25,8 @@ struct Cli {
 enum Command {
     /// Build tables (and any missing sub-tables) into a directory.
     Generate(generate::GenerateArgs),
+    /// Print a set as one job per table for ninja, Snakemake or make.
+    Plan(plan::PlanArgs),
     /// Probe positions: WDL, DTZ, the verdict with the clock, the best move.
     Probe(probe::ProbeArgs),
     /// The DTZ-optimal line from a position to the zeroing move or mate.
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Generate(args) => generate::run(args),
+        Command::Plan(args) => plan::run(args),
         Command::Probe(args) => probe::run(args),
         Command::Line(args) => line::run(args),
         Command::Info(args) => info::run(args),

@@ -9,8 +9,9 @@ use std::{
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use dtz50::{
-    Rule, Tablebase,
+    Material, Rule, Tablebase,
     format::EXTENSION,
+    material::MAX_PIECES,
     probe::{DEFAULT_CACHE_BYTES, file_kind},
 };
 use shakmaty::{CastlingMode, Chess, fen::Fen};
@@ -48,6 +49,38 @@ impl TableOptions {
             self.rule,
             DEFAULT_CACHE_BYTES,
         )?)
+    }
+}
+
+/// `TABLE... --pieces N`: which tables to build (their sub-tables follow).
+#[derive(Debug, Args)]
+pub struct TargetOptions {
+    /// Tables, like KRPvKR (any side order, any case); their sub-tables
+    /// are included.
+    materials: Vec<String>,
+    /// Every table of up to N pieces (3-5).
+    #[arg(long, value_name = "N")]
+    pieces: Option<usize>,
+}
+
+impl TargetOptions {
+    /// The tables named and those of `--pieces`; a one-line error if
+    /// there are none (`verb`: what the command would do with them).
+    pub fn targets(&self, verb: &str) -> Result<Vec<Material>> {
+        let mut targets = Vec::new();
+        for name in &self.materials {
+            targets.push(name.parse::<Material>()?);
+        }
+        if let Some(n) = self.pieces {
+            if !(3..=MAX_PIECES).contains(&n) {
+                bail!("--pieces {n}: tables have 3 to {MAX_PIECES} pieces");
+            }
+            targets.extend(Material::all_up_to(n));
+        }
+        if targets.is_empty() {
+            bail!("nothing to {verb}: name tables (like KRvK) or give --pieces N");
+        }
+        Ok(targets)
     }
 }
 

@@ -8,27 +8,23 @@ use std::{
     sync::Mutex,
 };
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use clap::Args;
 use dtz50::{
     Material, Rule,
     format::SideStats,
     generate::{Event, GenerateOptions, Progress, Summary, generate},
-    material::MAX_PIECES,
     probe::error_chain,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::options::ThreadOptions;
+use crate::options::{TargetOptions, ThreadOptions};
 
 /// Arguments of `dtz50 generate`.
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
-    /// Tables to build, like KRPvKR (any side order, any case).
-    materials: Vec<String>,
-    /// Build every table of up to N pieces (3-5).
-    #[arg(long, value_name = "N")]
-    pieces: Option<usize>,
+    #[command(flatten)]
+    targets: TargetOptions,
     /// Output directory.
     #[arg(long, default_value = "tables")]
     out: PathBuf,
@@ -46,19 +42,7 @@ pub struct GenerateArgs {
 /// Run `dtz50 generate`.
 pub fn run(args: GenerateArgs) -> Result<ExitCode> {
     args.threads.apply()?;
-    let mut targets = Vec::new();
-    for name in &args.materials {
-        targets.push(name.parse::<Material>()?);
-    }
-    if let Some(n) = args.pieces {
-        if !(3..=MAX_PIECES).contains(&n) {
-            bail!("--pieces {n}: tables have 3 to {MAX_PIECES} pieces");
-        }
-        targets.extend(Material::all_up_to(n));
-    }
-    if targets.is_empty() {
-        bail!("nothing to generate: name tables (like KRvK) or give --pieces N");
-    }
+    let targets = args.targets.targets("generate")?;
     let options = GenerateOptions {
         rule: args.rule,
         out: args.out,

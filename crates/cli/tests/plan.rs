@@ -1,0 +1,290 @@
+//! `dtz50 plan` run by the workflow engines themselves: ninja (Debian's
+//! package) and Snakemake (from PyPI, in a venv) each build the 3-4 piece
+//! set from the emitted file with 2 jobs, are killed part way, started
+//! again, and end with files byte-identical to `tables/CHECKSUMS` (what
+//! `dtz50 generate --pieces 4` writes); make builds the 3-piece set. A
+//! missing engine skips its test with a note outside CI and fails it in CI.
+
+use std::{
+    collections::BTreeMap,
+    env, fs,
+    os::unix::process::CommandExt,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    thread,
+    time::{Duration, SystemTime},
+};
+
+use sha2::{Digest, Sha256};
+
+/// Snakemake from PyPI, pinned: the test checks what this version does.
+const SNAKEMAKE: &str = "snakemake==9.27.1";
+
+/// Tables of the 3-4 piece set.
+const SET_3_4: usize = 35;
+
+fn in_ci() -> bool {
+    env::var("CI").as_deref() == Ok("true")
+}
+
+/// Skip (with a note) outside CI, fail in CI.
+fn skip(why: &str) {
+    assert!(!in_ci(), "{why} (required in CI)");
+    eprintln!("skipped: {why}");
+}
+
+/// Whether `program --version` runs.
+fn runs(program: &Path) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Run `command` to its end, panicking with its output if it fails.
+fn run(command: &mut Command) -> String {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{command:?} failed:\n{text}");
+    text
+}
+
+/// `dtz50 plan --out t ARGS` written to `file` in `dir`.
+fn write_plan(dir: &Path, file: &str, args: &[&str]) {
+    let output = Command::new(env!("CARGO_BIN_EXE_dtz50"))
+        .args(["plan", "--out", "t"])
+        .args(args)
+        .output()
+        .expect("dtz50 runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    fs::write(dir.join(file), output.stdout).expect("plan written");
+}
+
+/// The finished table files in `dir`, with their modification times.
+fn tables_in(dir: &Path) -> BTreeMap<String, SystemTime> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return BTreeMap::new();
+    };
+    entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.file_name().into_string().ok()?;
+            if !name.ends_with(".dtz50") || name.starts_with('.') {
+                return None;
+            }
+            Some((name, entry.metadata().ok()?.modified().ok()?))
+        })
+        .collect()
+}
+
+/// Start `engine` in its own process group, wait until `at_least` tables
+/// are finished in `dir/t`, then kill the whole group (engine and jobs) as
+/// a crash would. Returns the tables finished by then.
+fn kill_part_way(mut engine: Command, dir: &Path, at_least: usize) -> BTreeMap<String, SystemTime> {
+    let mut child = engine
+        .current_dir(dir)
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("engine starts");
+    let out = dir.join("t");
+    while tables_in(&out).len() < at_least {
+        assert!(
+            child.try_wait().expect("engine state").is_none(),
+            "the engine ended before {at_least} tables were built"
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    let group = format!("-{}", child.id());
+    run(Command::new("kill").args(["-KILL", "--", &group]));
+    child.wait().expect("engine reaped");
+    // The jobs die with the group; give the kernel a moment to reap them.
+    thread::sleep(Duration::from_millis(200));
+    tables_in(&out)
+}
+
+/// Every file listed in `tables/CHECKSUMS` whose name passes `wanted`
+/// is in `dir` with that SHA-256, and `dir` holds no other table.
+fn assert_matches_checksums(dir: &Path, wanted: impl Fn(&str) -> bool) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let listed = fs::read_to_string(root.join("tables/CHECKSUMS")).expect("tables/CHECKSUMS");
+    let expected: BTreeMap<&str, &str> = listed
+        .lines()
+        .filter_map(|line| line.split_once("  "))
+        .map(|(hash, name)| (name, hash))
+        .filter(|(name, _)| wanted(name))
+        .collect();
+    let present: Vec<String> = tables_in(dir).into_keys().collect();
+    assert_eq!(present, expected.keys().copied().collect::<Vec<_>>());
+    for (name, hash) in expected {
+        let bytes = fs::read(dir.join(name)).expect("table file");
+        let got: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(got, hash, "{name} differs from tables/CHECKSUMS");
+    }
+}
+
+/// The tables finished before the kill are the same files after the
+/// second run (not built again), and the second run built the rest.
+fn assert_went_on(before: &BTreeMap<String, SystemTime>, after: &BTreeMap<String, SystemTime>) {
+    assert!(before.len() < SET_3_4, "killed after the last table");
+    for (name, time) in before {
+        assert_eq!(after.get(name), Some(time), "{name} was built again");
+    }
+    assert_eq!(after.len(), SET_3_4);
+}
+
+#[test]
+fn ninja_builds_the_set_and_goes_on_after_a_kill() {
+    let ninja = PathBuf::from("ninja");
+    if !runs(&ninja) {
+        return skip("ninja not found (Debian: apt-get install ninja-build)");
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_plan(dir.path(), "build.ninja", &["--pieces", "4"]);
+    let mut engine = Command::new(&ninja);
+    engine.arg("-j2");
+    let before = kill_part_way(engine, dir.path(), 12);
+    let log = run(Command::new(&ninja).arg("-j2").current_dir(dir.path()));
+    // Ninja numbers the jobs it runs: only those still to do.
+    let remaining = SET_3_4 - before.len();
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with(&format!("[{remaining}/{remaining}]"))),
+        "{log}"
+    );
+    assert_went_on(&before, &tables_in(&dir.path().join("t")));
+    assert_matches_checksums(&dir.path().join("t"), |_| true);
+    let again = run(Command::new(&ninja).arg("-j2").current_dir(dir.path()));
+    assert!(again.contains("no work to do"), "{again}");
+}
+
+/// A venv with Snakemake, made once per target directory.
+fn snakemake() -> Option<PathBuf> {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("snakemake-venv");
+    let bin = venv.join("bin");
+    if runs(&bin.join("snakemake")) {
+        return Some(bin.join("snakemake"));
+    }
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        skip("python3 with venv not found (Debian: apt-get install python3-venv)");
+        return None;
+    }
+    run(Command::new(bin.join("python")).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        SNAKEMAKE,
+    ]));
+    Some(bin.join("snakemake"))
+}
+
+#[test]
+fn snakemake_builds_the_set_and_goes_on_after_a_kill() {
+    let Some(snakemake) = snakemake() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_plan(
+        dir.path(),
+        "Snakefile",
+        &["--pieces", "4", "--format", "snakemake"],
+    );
+    let mut engine = Command::new(&snakemake);
+    engine.args(["--cores", "2"]);
+    let before = kill_part_way(engine, dir.path(), 12);
+    // A killed Snakemake leaves its lock; it is lifted as its docs say,
+    // and the jobs that were running are run again.
+    run(Command::new(&snakemake)
+        .arg("--unlock")
+        .current_dir(dir.path()));
+    let log = run(Command::new(&snakemake)
+        .args(["--cores", "2", "--rerun-incomplete"])
+        .current_dir(dir.path()));
+    // Snakemake counts the jobs it runs, the final `all` among them.
+    let steps = SET_3_4 - before.len() + 1;
+    assert!(
+        log.contains(&format!("{steps} of {steps} steps (100%) done")),
+        "{log}"
+    );
+    assert_went_on(&before, &tables_in(&dir.path().join("t")));
+    assert_matches_checksums(&dir.path().join("t"), |_| true);
+}
+
+#[test]
+fn make_builds_the_three_piece_set() {
+    let make = PathBuf::from("make");
+    if !runs(&make) {
+        return skip("make not found (Debian: apt-get install make)");
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_plan(
+        dir.path(),
+        "Makefile",
+        &["--pieces", "3", "--format", "make"],
+    );
+    run(Command::new(&make).arg("-j2").current_dir(dir.path()));
+    assert_matches_checksums(&dir.path().join("t"), |name| {
+        name.len() == "KQvK.dtz50".len()
+    });
+    let again = run(Command::new(&make).arg("-j2").current_dir(dir.path()));
+    assert!(again.contains("Nothing to be done"), "{again}");
+}
+
+#[test]
+fn bad_plan_arguments_are_one_line_errors() {
+    for (args, expected) in [
+        (
+            vec!["plan", "--pieces", "4", "--out", "my tables"],
+            "error: --out 'my tables' holds a character the plan cannot quote (whitespace, quotes, \\, $, :, #, % or braces)",
+        ),
+        (
+            vec!["plan", "--pieces", "9"],
+            "error: --pieces 9: tables have 3 to 5 pieces",
+        ),
+        (
+            vec!["plan"],
+            "error: nothing to plan: name tables (like KRvK) or give --pieces N",
+        ),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_dtz50"))
+            .args(&args)
+            .output()
+            .expect("runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(stderr.trim_end(), expected, "{args:?}");
+        assert!(output.stdout.is_empty());
+    }
+    let output = Command::new(env!("CARGO_BIN_EXE_dtz50"))
+        .args(["plan", "KQvK", "--format", "bazel"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("unknown plan format 'bazel' (expected ninja, snakemake or make)")
+    );
+}
