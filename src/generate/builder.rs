@@ -131,11 +131,11 @@ pub fn generate(
         move |source| GenerateError::Io { path, source }
     };
     fs::create_dir_all(&options.out).map_err(io_error(&options.out))?;
-    for stale in stale_temporary_files(&options.out).map_err(io_error(&options.out))? {
+    let plan = Material::with_dependencies(targets);
+    for stale in stale_temporary_files(&options.out, &plan).map_err(io_error(&options.out))? {
         fs::remove_file(&stale).map_err(io_error(&stale))?;
         on_event(Event::RemovedStale(&stale));
     }
-    let plan = Material::with_dependencies(targets);
     on_event(Event::Plan(&plan));
     let directory = Tablebase::open(&options.out, options.rule)?;
     let mut summaries = Vec::new();
@@ -213,17 +213,22 @@ fn open_intact(path: &Path) -> Result<TableFile<Mmap>, ProbeError> {
     Ok(file)
 }
 
-/// The temporary files (see [`write_atomically`]) in `dir` whose writing
-/// process no longer runs: what a killed or crashed build left behind.
-fn stale_temporary_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
+/// The temporary files (see [`write_atomically`]) of the tables of `plan`
+/// in `dir` whose writing process no longer runs: what a killed or crashed
+/// build left behind. Only the plan's: a workflow engine may be building
+/// other tables into the same directory at the same time, on other
+/// machines whose processes this one cannot see (`dtz50 plan`), while the
+/// plan's own tables are either finished or this run's to build.
+fn stale_temporary_files(dir: &Path, plan: &[Material]) -> io::Result<Vec<PathBuf>> {
+    let names: Vec<String> = plan.iter().map(Material::to_string).collect();
     let mut stale = Vec::new();
     for entry in fs::read_dir(dir)? {
         let path = entry?.path();
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let Some(pid) = temporary_file_owner(name) else {
+        let Some((table, pid)) = temporary_file_owner(name) else {
             continue;
         };
-        if pid != std::process::id() && !process_runs(pid) {
+        if names.iter().any(|n| n == table) && pid != std::process::id() && !process_runs(pid) {
             stale.push(path);
         }
     }
@@ -231,14 +236,18 @@ fn stale_temporary_files(dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(stale)
 }
 
-/// The process id in a temporary file's name, `.KQvK.dtz50.tmp-1234`.
-fn temporary_file_owner(name: &str) -> Option<u32> {
+/// The table and process id in a temporary file's name,
+/// `.KQvK.dtz50.tmp-1234`.
+fn temporary_file_owner(name: &str) -> Option<(&str, u32)> {
     let (stem, pid) = name.rsplit_once(TEMP_MARK)?;
-    let table = stem.strip_prefix('.')?.strip_suffix(EXTENSION)?;
-    if table.len() < 2 || !table.ends_with('.') {
+    let table = stem
+        .strip_prefix('.')?
+        .strip_suffix(EXTENSION)?
+        .strip_suffix('.')?;
+    if table.is_empty() {
         return None;
     }
-    pid.parse().ok()
+    Some((table, pid.parse().ok()?))
 }
 
 /// Whether a process with this id runs (on Linux, where `/proc` says so;

@@ -100,6 +100,11 @@ fn generate_prints_a_summary_per_table_and_skips_finished_ones() {
         .path()
         .join(format!(".KQvK.dtz50.tmp-{}", std::process::id()));
     std::fs::write(&running, b"in progress").expect("running file");
+    // Another table's file may be a build on another machine sharing the
+    // directory (a workflow engine's job, `dtz50 plan`): only the files of
+    // the tables this run builds are judged.
+    let elsewhere = dir.path().join(".KBNvK.dtz50.tmp-4194998");
+    std::fs::write(&elsewhere, b"another machine's").expect("other file");
     let repaired = generate();
     assert!(repaired.status.success());
     let stdout = String::from_utf8_lossy(&repaired.stdout);
@@ -122,8 +127,9 @@ fn generate_prints_a_summary_per_table_and_skips_finished_ones() {
         "{stdout}"
     );
     assert_eq!(std::fs::read(&file).expect("file"), bytes);
-    assert!(!stale.exists() && running.exists());
+    assert!(!stale.exists() && running.exists() && elsewhere.exists());
     std::fs::remove_file(&running).expect("remove");
+    std::fs::remove_file(&elsewhere).expect("remove");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .expect("dir")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
