@@ -13,8 +13,10 @@
 //!   gives the best move of `best_moves` and the exact DTZ;
 //! * `bad_input.c` checks Fathom's failure values for bad input.
 //!
-//! Without `cc` the test is skipped with a note, except in CI (`CI=true`),
-//! where it fails.
+//! The 3-4 piece set is the one the Python module's test reads too
+//! (`target/tmp/tables-3-4`, checked against `tables/CHECKSUMS`). Without
+//! `cc` the test is skipped with a note, except in CI (`CI=true`), where it
+//! fails.
 
 use std::{
     fmt::Write as _,
@@ -29,6 +31,7 @@ use dtz50::{
     generate::{GenerateOptions, generate},
     index::{Layout, TableIndex},
 };
+use dtz50_testkit::{set_3_4, skip};
 use shakmaty::{
     Board, CastlingMode, Chess, Color, EnPassantMode, File, Move, Position, PositionError, Rank,
     Role, Setup, Square, attacks, fen::Fen,
@@ -57,11 +60,7 @@ fn have_cc() -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "no C compiler (cc) in CI"
-        );
-        eprintln!("skipped: no C compiler (cc) on this machine");
+        skip("no C compiler (cc) on this machine");
     }
     ok
 }
@@ -159,15 +158,14 @@ fn run(exe: &Path, args: &[&str], input: &str) -> String {
     String::from_utf8(output.stdout).expect("text")
 }
 
-/// The 3-4 piece set, generated once for all tests.
+/// The 3-4 piece set, shared with the Python module's tests.
 fn tables() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        generate_into(dir.path(), &Material::all_up_to(4), Rule::Fifty);
-        dir
+        set_3_4(Path::new(env!("CARGO_TARGET_TMPDIR")), |dir| {
+            generate_into(dir, &Material::all_up_to(4), Rule::Fifty);
+        })
     })
-    .path()
 }
 
 fn generate_into(dir: &Path, targets: &[Material], rule: Rule) {

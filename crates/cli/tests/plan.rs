@@ -7,7 +7,7 @@
 
 use std::{
     collections::BTreeMap,
-    env, fs,
+    fs,
     os::unix::process::CommandExt,
     path::{Path, PathBuf},
     process::{Command, Stdio},
@@ -15,23 +15,13 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use sha2::{Digest, Sha256};
+use dtz50_testkit::{checksum_mismatches, run, skip};
 
 /// Snakemake from PyPI, pinned: the test checks what this version does.
 const SNAKEMAKE: &str = "snakemake==9.27.1";
 
 /// Tables of the 3-4 piece set.
 const SET_3_4: usize = 35;
-
-fn in_ci() -> bool {
-    env::var("CI").as_deref() == Ok("true")
-}
-
-/// Skip (with a note) outside CI, fail in CI.
-fn skip(why: &str) {
-    assert!(!in_ci(), "{why} (required in CI)");
-    eprintln!("skipped: {why}");
-}
 
 /// Whether `program --version` runs.
 fn runs(program: &Path) -> bool {
@@ -41,20 +31,6 @@ fn runs(program: &Path) -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
-}
-
-/// Run `command` to its end, panicking with its output if it fails.
-fn run(command: &mut Command) -> String {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.status.success(), "{command:?} failed:\n{text}");
-    text
 }
 
 /// `dtz50 plan --out t ARGS` written to `file` in `dir`.
@@ -118,25 +94,10 @@ fn kill_part_way(mut engine: Command, dir: &Path, at_least: usize) -> BTreeMap<S
 
 /// Every file listed in `tables/CHECKSUMS` whose name passes `wanted`
 /// is in `dir` with that SHA-256, and `dir` holds no other table.
-fn assert_matches_checksums(dir: &Path, wanted: impl Fn(&str) -> bool) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let listed = fs::read_to_string(root.join("tables/CHECKSUMS")).expect("tables/CHECKSUMS");
-    let expected: BTreeMap<&str, &str> = listed
-        .lines()
-        .filter_map(|line| line.split_once("  "))
-        .map(|(hash, name)| (name, hash))
-        .filter(|(name, _)| wanted(name))
-        .collect();
-    let present: Vec<String> = tables_in(dir).into_keys().collect();
-    assert_eq!(present, expected.keys().copied().collect::<Vec<_>>());
-    for (name, hash) in expected {
-        let bytes = fs::read(dir.join(name)).expect("table file");
-        let got: String = Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert_eq!(got, hash, "{name} differs from tables/CHECKSUMS");
-    }
+fn assert_matches_checksums(dir: &Path, wanted: impl Fn(&str) -> bool + Copy) {
+    assert_eq!(checksum_mismatches(dir, wanted), Vec::<String>::new());
+    let others: Vec<String> = tables_in(dir).into_keys().filter(|n| !wanted(n)).collect();
+    assert!(others.is_empty(), "tables not asked for: {others:?}");
 }
 
 /// The tables finished before the kill are the same files after the

@@ -3,15 +3,15 @@
 //! 3-4 piece tables, and run the pytest suite in `tests/python/` against
 //! python-chess's `chess.syzygy` over the reference Syzygy files.
 //!
-//! The venv (`target/tmp/pyvenv`) and the tables (`target/tmp/py-tables-3-4`,
-//! reused while their SHA-256 match `tables/CHECKSUMS`) survive between
+//! The venv (`target/tmp/pyvenv`) and the tables (`target/tmp/tables-3-4`,
+//! shared with the C API's tests and reused while their SHA-256 match
+//! `tables/CHECKSUMS`) survive between
 //! runs, so a rerun costs the pytest run plus an incremental build. Without
 //! Python (or its `venv` module) or without the reference tables, the test
 //! is skipped with a note, except in CI (`CI=true`), where it fails.
 
 use std::{
-    collections::BTreeMap,
-    env, fs,
+    env,
     path::{Path, PathBuf},
     process::Command,
 };
@@ -21,40 +21,11 @@ use dtz50::{
     generate::{GenerateOptions, generate},
     material::Material,
 };
-use sha2::{Digest, Sha256};
+use dtz50_testkit::{repository_root, run, set_3_4, skip};
 
 /// The packages the suite needs, from PyPI. python-chess is pinned: it is
 /// the oracle, and the suite documents its conventions.
 const REQUIREMENTS: &[&str] = &["maturin>=1.9.4,<2", "pytest>=7", "chess==1.11.2"];
-
-fn in_ci() -> bool {
-    env::var("CI").as_deref() == Ok("true")
-}
-
-/// Skip (with a note) outside CI, fail in CI.
-fn skip(why: &str) {
-    assert!(!in_ci(), "{why} (required in CI)");
-    eprintln!("skipped: {why}");
-}
-
-/// Run `command`, panicking with its output if it fails.
-fn run(command: &mut Command) -> String {
-    let output = command
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.status.success(), "{command:?} failed:\n{text}");
-    text
-}
-
-/// The repository root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// A venv with the requirements, created on first use.
 fn venv(python: &str) -> Option<PathBuf> {
@@ -101,52 +72,23 @@ fn install_module(bin: &Path) {
         .env("PATH", path));
 }
 
-/// The SHA-256 of each file listed in `tables/CHECKSUMS`, read from `dir`.
-fn checksums_match(dir: &Path) -> bool {
-    let listed = fs::read_to_string(root().join("tables/CHECKSUMS")).expect("tables/CHECKSUMS");
-    let expected: BTreeMap<&str, &str> = listed
-        .lines()
-        .filter_map(|line| line.split_once("  "))
-        .map(|(hash, name)| (name, hash))
-        .collect();
-    !expected.is_empty()
-        && expected.iter().all(|(name, hash)| {
-            fs::read(dir.join(name)).is_ok_and(|bytes| {
-                let got: String = Sha256::digest(&bytes)
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect();
-                got == *hash
-            })
-        })
-}
-
-/// The 3-4 piece set, generated unless an identical one is there.
+/// The 3-4 piece set, shared with the C API's tests.
 fn tables() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("py-tables-3-4");
-    if !checksums_match(&dir) {
-        if dir.exists() {
-            fs::remove_dir_all(&dir).expect("stale tables removed");
-        }
+    set_3_4(Path::new(env!("CARGO_TARGET_TMPDIR")), |dir| {
         let options = GenerateOptions {
             rule: Rule::Fifty,
-            out: dir.clone(),
+            out: dir.to_path_buf(),
             work_dir: None,
         };
         generate(&Material::all_up_to(4), &options, &|_| {}).expect("3-4 piece set generates");
-        assert!(
-            checksums_match(&dir),
-            "generated tables differ from tables/CHECKSUMS"
-        );
-    }
-    dir
+    })
 }
 
 /// The reference Syzygy directory, as the library's oracle tests find it.
 fn syzygy() -> Option<PathBuf> {
     let dir = env::var_os("DTZ50_SYZYGY_3_4")
         .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("../shared/syzygy/3-4"));
+        .unwrap_or_else(|| repository_root().join("../shared/syzygy/3-4"));
     if dir.is_dir() {
         Some(dir)
     } else {
