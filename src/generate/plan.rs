@@ -205,7 +205,12 @@ pub fn render(
                     .collect::<Vec<_>>()
                     .join(", ")
             };
-            text += &format!("\nrule all:\n    input: {}\n", quoted(&all));
+            // `all` only gathers the files: on a cluster it runs where
+            // Snakemake runs, not as a job of its own.
+            text += &format!(
+                "\nlocalrules: all\n\nrule all:\n    input: {}\n",
+                quoted(&all)
+            );
             for job in jobs {
                 let inputs: Vec<String> = job.inputs.iter().map(&file).collect();
                 text += &format!(
@@ -299,6 +304,9 @@ mod tests {
             "tables/KQvK.dtz50:\n\t/opt/bin/dtz50 generate KQvK --out tables --rule 50 --threads 1\n"
         ));
         let snake = render(&jobs, PlanFormat::Snakemake, &options()).expect("renders");
+        assert!(
+            snake.contains("\nlocalrules: all\n\nrule all:\n    input: \"tables/KQvK.dtz50\"\n")
+        );
         assert!(snake.contains(
             "rule KQvK:\n    output: \"tables/KQvK.dtz50\"\n    threads: 1\n    resources:\n        mem_mb=65\n    shell: \"/opt/bin/dtz50 generate KQvK --out tables --rule 50 --threads {threads}\"\n"
         ));
