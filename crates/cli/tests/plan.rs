@@ -12,7 +12,7 @@ use std::{
     path::{Path, PathBuf},
     process::{Command, Stdio},
     thread,
-    time::{Duration, SystemTime},
+    time::{Duration, Instant, SystemTime},
 };
 
 use dtz50_testkit::{checksum_mismatches, run, skip};
@@ -22,6 +22,9 @@ const SNAKEMAKE: &str = "snakemake==9.27.1";
 
 /// Tables of the 3-4 piece set.
 const SET_3_4: usize = 35;
+
+/// How long no table may have finished before the engine is killed.
+const QUIET: Duration = Duration::from_millis(700);
 
 /// Whether `program --version` runs.
 fn runs(program: &Path) -> bool {
@@ -66,8 +69,12 @@ fn tables_in(dir: &Path) -> BTreeMap<String, SystemTime> {
 }
 
 /// Start `engine` in its own process group, wait until `at_least` tables
-/// are finished in `dir/t`, then kill the whole group (engine and jobs) as
-/// a crash would. Returns the tables finished by then.
+/// are finished in `dir/t` and none has finished for a while, then kill the
+/// whole group (engine and jobs) as a crash would. Returns the tables
+/// finished by then. The quiet moment lets the engine record every
+/// finished job first: a job killed after writing its file but before the
+/// engine recorded it is rightly run again, which would blur what the
+/// tests check (that recorded work is not redone).
 fn kill_part_way(mut engine: Command, dir: &Path, at_least: usize) -> BTreeMap<String, SystemTime> {
     let mut child = engine
         .current_dir(dir)
@@ -77,12 +84,19 @@ fn kill_part_way(mut engine: Command, dir: &Path, at_least: usize) -> BTreeMap<S
         .spawn()
         .expect("engine starts");
     let out = dir.join("t");
-    while tables_in(&out).len() < at_least {
+    let (mut seen, mut since) = (0, Instant::now());
+    loop {
         assert!(
             child.try_wait().expect("engine state").is_none(),
-            "the engine ended before {at_least} tables were built"
+            "the engine ended before a quiet moment after {at_least} tables"
         );
-        thread::sleep(Duration::from_millis(50));
+        let finished = tables_in(&out).len();
+        if finished != seen {
+            (seen, since) = (finished, Instant::now());
+        } else if seen >= at_least && since.elapsed() >= QUIET {
+            break;
+        }
+        thread::sleep(Duration::from_millis(20));
     }
     let group = format!("-{}", child.id());
     run(Command::new("kill").args(["-KILL", "--", &group]));
