@@ -12,7 +12,7 @@ use dtz50::{
     probe::{ProbeError, Tablebase},
     value::{Dtz, Outcome, Rule, Wdl},
 };
-use shakmaty::{Chess, Color, Position};
+use shakmaty::{ByColor, Chess, Color, Position};
 use tempfile::TempDir;
 
 /// KQvK, KRvK and KPvK (with sub-tables) generated once, for every rule.
@@ -50,10 +50,16 @@ fn files_hold_exactly_the_solved_values() {
     assert_eq!(file.header().rule, Rule::Fifty);
     // The file numbers positions in its own order of digits.
     let layout = solved.layout();
-    let to_file = layout.reorder_to(file.layout());
-    let want = stats(solved).map(|side| SideStats {
-        longest_at: side.longest_at.map(|i| TableIndex(to_file.apply(i.0))),
-        ..side
+    let to_file = ByColor::new_with(|turn| layout.reorder_to(file.layout(turn)));
+    let solved_stats = stats(solved);
+    let want = ByColor::new_with(|turn| {
+        let side = *solved_stats.get(turn);
+        SideStats {
+            longest_at: side
+                .longest_at
+                .map(|i| TableIndex(to_file.get(turn).apply(i.0))),
+            ..side
+        }
     });
     assert_eq!(file.header().stats, want);
     // The side whose DTZ is not kept is read by a one-ply search, a kept
@@ -69,7 +75,7 @@ fn files_hold_exactly_the_solved_values() {
             };
             let probe = || layout.position(&layout.decode(index), turn).expect("legal");
             let wdl = Wdl::from_dtz(dtz, Rule::Fifty);
-            let in_file = TableIndex(to_file.apply(i));
+            let in_file = TableIndex(to_file.get(turn).apply(i));
             let kept_wdl = file.kept_wdl(turn, in_file).expect("wdl");
             if kept_wdl != wdl {
                 assert!(
@@ -115,16 +121,16 @@ fn read_back_against_the_solver(material: Material) -> (TempDir, Tablebase, u64)
     let solved = set.get(&material).expect("solved");
     let values = FileValues::new(&tb, &material).expect("opens");
     let file = values.file();
-    let to_solver = file.layout().reorder_to(solved.layout());
+    let to_solver = ByColor::new_with(|turn| file.layout(turn).reorder_to(solved.layout()));
     let mut compared = 0u64;
     for chunk in 0..file.chunk_count() {
         let (turn, range) = file.chunk_range(chunk);
         let entries = values.chunk(chunk).expect("chunk");
         for (index, (wdl, dtz)) in range.zip(entries) {
-            if !file.layout().names_placement(index) {
+            if !file.layout(turn).names_placement(index) {
                 continue;
             }
-            let solver = TableIndex(to_solver.apply(index));
+            let solver = TableIndex(to_solver.get(turn).apply(index));
             let Some(want) = solved.dtz(turn, solver) else {
                 continue;
             };
@@ -155,7 +161,7 @@ fn a_pawn_file_with_its_kings_moved_reads_the_solved_values() {
     let (_dir, tb, compared) = read_back_against_the_solver(material);
     let file = tb.table(&material).expect("built");
     assert_eq!(
-        file.header().order,
+        file.header().wdl_orders.white,
         [2, 1, 0],
         "knight, black king, white king"
     );
@@ -208,38 +214,47 @@ fn assert_deep_check_passes(tb: &Tablebase, material: &Material) {
 fn identical_pieces_read_the_same_in_every_order() {
     let material: Material = "KRRvK".parse().expect("material");
     let (_dir, tb, compared) = read_back_against_the_solver(material);
-    let layout = tb.table(&material).expect("built").layout();
+    let layout = tb.table(&material).expect("built").layout(Color::White);
     let unsorted = (0..layout.size())
         .filter(|&i| layout.names_placement(i) && layout.sorted_identical(i) != i)
         .count();
-    // Per stored king placement (the 462 pairs, here led by Black's king:
-    // `kRRK`), one index of each pair of distinct rook squares.
+    // Per stored king placement (the 462 pairs; White to move's order is
+    // `KkRR`), one index of each pair of distinct rook squares.
     assert_eq!(unsorted, 462 * 64 * 63 / 2);
     assert!(compared > 2_000_000, "{compared} positions compared");
     let report = deep_check(&tb, &material).expect("deep check runs");
     assert_eq!(report.inconsistent, 0, "{:?}", report.examples);
 }
 
-/// A file numbers positions in the order it chose (KRNvK's puts the
-/// knight first; KQBvK's is led by Black's king, the board turned to put
-/// it in a1-d1-d4, with White's king the lowest digit): every position
-/// reads the solved value of the same position in the solver's order, the
-/// header's longest DTZ names a position of that DTZ in the file's order,
-/// and the deep check, which moves the kings in the file's frame, passes.
+/// A file numbers each stream in the order it chose for it: KRNvK's
+/// White-to-move WDL keeps the solver's order, its Black-to-move WDL is
+/// led by Black's king (the board turned to put it in a1-d1-d4, White's
+/// king the lowest digit) and its DTZ puts the knight first; KQBvK's
+/// Black-to-move streams are led by Black's king. Every position reads
+/// the solved value of the same position in the solver's order, the
+/// header's longest DTZ names a position of that DTZ in its side's order,
+/// and the deep check, which maps each side's order to White's, passes.
 #[test]
-fn a_file_in_another_piece_order_reads_the_solved_values() {
-    for (name, order) in [("KRNvK", [0, 1, 3, 2]), ("KQBvK", [1, 2, 3, 0])] {
+fn a_file_in_other_piece_orders_reads_the_solved_values() {
+    let orders: [(&str, [[u8; 4]; 3]); 2] = [
+        ("KRNvK", [[0, 1, 2, 3], [1, 3, 2, 0], [0, 1, 3, 2]]),
+        ("KQBvK", [[0, 1, 2, 3], [1, 2, 3, 0], [1, 2, 3, 0]]),
+    ];
+    for (name, [white, black, dtz]) in orders {
         let material: Material = name.parse().expect("material");
         let (_dir, tb, compared) = read_back_against_the_solver(material);
         let file = tb.table(&material).expect("built");
-        assert_eq!(file.header().order, order, "{name}");
-        assert_eq!(file.layout().order(), order);
+        assert_eq!(file.header().wdl_orders.white, white, "{name}");
+        assert_eq!(file.header().wdl_orders.black, black, "{name}");
+        assert_eq!(file.header().dtz_order, dtz, "{name}");
+        assert_eq!(file.layout(Color::White).order(), white);
+        assert_eq!(file.layout(Color::Black).order(), black);
         assert_deep_check_passes(&tb, &material);
         assert_eq!(compared, legal_positions(file.header()), "{name}");
         for turn in Color::ALL {
             let side = file.header().stats.get(turn);
             let at = side.longest_at.expect("decisive positions");
-            let layout = file.layout();
+            let layout = file.layout(turn);
             let pos = layout.position(&layout.decode(at), turn).expect("legal");
             let dtz = tb.probe_dtz(&pos).expect("probe");
             assert_eq!(dtz.plies(), side.longest(), "{name} {turn:?}");
@@ -356,19 +371,19 @@ fn truncated_files_fail_on_open() {
 
 #[test]
 fn another_version_or_rule_is_a_clear_error() {
-    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 11);
+    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 10);
     assert_eq!(
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 11, this dtz50 reads version 10; `dtz50 generate` into its directory rebuilds it"
+        "format version 10, this dtz50 reads version 11; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 9);
     assert_eq!(
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 9, this dtz50 reads version 10; `dtz50 generate` into its directory rebuilds it"
+        "format version 9, this dtz50 reads version 11; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[0] = b'X');
     assert!(matches!(
@@ -446,8 +461,8 @@ fn the_facade_is_shared_between_threads() {
 fn position_with_dtz(rule: Rule, name: &str, want: i16) -> Chess {
     let (_, tb) = tables(rule);
     let table = tb.table(&name.parse().expect("material")).expect("table");
-    let layout = table.layout();
     for turn in Color::ALL {
+        let layout = table.layout(turn);
         for i in 0..layout.size() {
             let Some(pos) = layout.position(&layout.decode(TableIndex(i)), turn) else {
                 continue;

@@ -57,7 +57,8 @@ fn krbvkr_matches_syzygy_on_random_positions() {
     };
     let (_, ours) = tables(Rule::Fifty);
     let table = ours.table(&krbvkr()).expect("generated");
-    let layout = table.layout();
+    // Positions by White to move's numbering; either side to move.
+    let layout = table.layout(Color::White);
     let mut random = common::Random(0x5eed_d7a5_0b1e_55ed);
     let (mut compared, mut cursed, mut mismatches) = (0u64, 0u64, 0u64);
     while compared < 200_000 {
@@ -131,7 +132,8 @@ fn compare_every(
     select: impl Fn(Wdl) -> bool + Sync,
 ) -> (u64, u64) {
     let table = ours.table(&krbvkr()).expect("generated");
-    let layout = table.layout();
+    // Positions by White to move's numbering; both sides of each.
+    let layout = table.layout(Color::White);
     (0..layout.size())
         .into_par_iter()
         .map(|i| {
@@ -188,76 +190,79 @@ fn the_rules_nest_on_every_position() {
     for material in materials {
         let files = [fifty, seventy_five, none]
             .map(|tb| FileValues::new(tb, &material).expect("generated"));
-        // Each file numbers positions in the order it chose: the same
-        // position is at the same index up to a shuffle of the pieces'
-        // digits, so aligned groups of 64^digits indices (and of whole
-        // chunks) hold the same positions in every file; where a file's
-        // order is led by one king (the board turned, not a shuffle), each
-        // side is one group, read whole.
-        let layouts = files.each_ref().map(|f| f.file().layout());
-        let to_file = layouts.map(|l| layouts[0].reorder_to(l));
-        let whole = to_file.iter().any(|map| !map.is_shuffle());
-        let digits = layouts[0].digit_count() as u32;
+        // Each file numbers each side's positions in the order it chose for
+        // that side: the same position is at the same index up to a
+        // shuffle of the pieces' digits, so aligned groups of 64^digits
+        // indices (and of whole chunks) hold the same positions in every
+        // file; where a file's order is led by one king (the board turned,
+        // not a shuffle), each side is one group, read whole.
         let chunk_len = files[0].file().chunk_positions();
-        let group = if whole {
-            layouts[0].size()
-        } else {
-            chunk_len.max(64u64.pow(digits))
-        };
-        let per_side = layouts[0].size().div_ceil(group);
-        let (cells, kept) = (0..2 * per_side)
-            .into_par_iter()
-            .map(|g| {
-                let turn = if g < per_side {
-                    Color::White
+        let (cells, kept) = Color::ALL
+            .into_iter()
+            .map(|turn| {
+                let layouts = files.each_ref().map(|f| f.file().layout(turn));
+                let to_file = layouts.map(|l| layouts[0].reorder_to(l));
+                let whole = to_file.iter().any(|map| !map.is_shuffle());
+                let digits = layouts[0].digit_count() as u32;
+                let group = if whole {
+                    layouts[0].size()
                 } else {
-                    Color::Black
+                    chunk_len.max(64u64.pow(digits))
                 };
-                let start = (g % per_side) * group;
-                let end = (start + group).min(layouts[0].size());
-                // Each file's entries over the group, a chunk at a time
-                // (a probe per position would decode a block per position).
-                let entries = files.each_ref().map(|f| {
-                    let (first, _) = f.file().chunk_of(turn, TableIndex(start));
-                    let len = if whole {
-                        f.file().layout().size()
-                    } else {
-                        end - start
-                    };
-                    let chunks = len.div_ceil(chunk_len) as usize;
-                    (first..first + chunks)
-                        .flat_map(|c| f.chunk(c).expect("chunk"))
-                        .collect::<Vec<_>>()
-                });
-                let (mut cells, mut kept) = (0, 0);
-                let layout = layouts[0];
-                for index in start..end {
-                    if !layout.names_placement(index) {
-                        continue;
-                    }
-                    cells += 1;
-                    let at = to_file
-                        .each_ref()
-                        .map(|map| (map.apply(index) - start) as usize);
-                    let wdl = [0, 1, 2].map(|f| entries[f][at[f]].0);
-                    let dtz = if index % PROBED_EVERY == 0
-                        && let Some(pos) = layout.position(&layout.decode(TableIndex(index)), turn)
-                    {
-                        [fifty, seventy_five, none]
-                            .map(|tb| Some(tb.probe_dtz(&pos).expect("probe")))
-                    } else {
-                        // Kept wins may be decided by a zeroing move.
-                        [0, 1, 2].map(|f| {
-                            let (wdl, dtz) = entries[f][at[f]];
-                            dtz.filter(|_| wdl <= Wdl::Draw)
-                        })
-                    };
-                    check_position(material, turn, index, dtz, wdl);
-                    kept += u64::from(dtz.iter().all(Option::is_some));
-                }
-                (cells, kept)
+                let groups = layouts[0].size().div_ceil(group);
+                (0..groups)
+                    .into_par_iter()
+                    .map(|g| {
+                        let start = g * group;
+                        let end = (start + group).min(layouts[0].size());
+                        // Each file's entries over the group, a chunk at a
+                        // time (a probe per position would decode a block
+                        // per position).
+                        let entries = [0, 1, 2].map(|f| {
+                            let file = files[f].file();
+                            let (first, _) = file.chunk_of(turn, TableIndex(start));
+                            let len = if whole {
+                                layouts[f].size()
+                            } else {
+                                end - start
+                            };
+                            let chunks = len.div_ceil(chunk_len) as usize;
+                            (first..first + chunks)
+                                .flat_map(|c| files[f].chunk(c).expect("chunk"))
+                                .collect::<Vec<_>>()
+                        });
+                        let (mut cells, mut kept) = (0, 0);
+                        let layout = layouts[0];
+                        for index in start..end {
+                            if !layout.names_placement(index) {
+                                continue;
+                            }
+                            cells += 1;
+                            let at = to_file
+                                .each_ref()
+                                .map(|map| (map.apply(index) - start) as usize);
+                            let wdl = [0, 1, 2].map(|f| entries[f][at[f]].0);
+                            let dtz = if index % PROBED_EVERY == 0
+                                && let Some(pos) =
+                                    layout.position(&layout.decode(TableIndex(index)), turn)
+                            {
+                                [fifty, seventy_five, none]
+                                    .map(|tb| Some(tb.probe_dtz(&pos).expect("probe")))
+                            } else {
+                                // Kept wins may be decided by a zeroing move.
+                                [0, 1, 2].map(|f| {
+                                    let (wdl, dtz) = entries[f][at[f]];
+                                    dtz.filter(|_| wdl <= Wdl::Draw)
+                                })
+                            };
+                            check_position(material, turn, index, dtz, wdl);
+                            kept += u64::from(dtz.iter().all(Option::is_some));
+                        }
+                        (cells, kept)
+                    })
+                    .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
             })
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         checked += cells;
         with_dtz += kept;
     }

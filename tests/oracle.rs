@@ -73,7 +73,11 @@ fn compare_table(
     material: Material,
     stride: u64,
 ) -> Tally {
-    let size = ours.table(&material).expect("generated").layout().size();
+    let size = ours
+        .table(&material)
+        .expect("generated")
+        .layout(Color::White)
+        .size();
     let indices: Vec<u64> = (0..size).step_by(stride as usize).collect();
     indices
         .par_chunks(4096)
@@ -88,7 +92,8 @@ fn compare_indices(
     indices: &[u64],
 ) -> Tally {
     let table = ours.table(&material).expect("generated");
-    let layout = table.layout();
+    // Positions by White to move's numbering; both sides of each.
+    let layout = table.layout(Color::White);
     let mut tally = Tally::default();
     for &index in indices {
         let placement = layout.decode(TableIndex(index));

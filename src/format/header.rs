@@ -14,8 +14,9 @@ use crate::{
     value::{Dtz, Rule, Wdl},
 };
 
-/// Where the piece order lies: one nibble per piece of the order.
-const ORDER_AT: usize = 152;
+/// Where the piece orders lie (WDL with White to move, WDL with Black to
+/// move, the kept DTZ), a u32 each: one nibble per piece of the order.
+const ORDERS_AT: usize = 152;
 
 /// Bytes of one side's statistics in the header.
 const STATS_LEN: usize = 56;
@@ -27,11 +28,15 @@ pub struct Header {
     pub material: Material,
     /// The rule the table was built for.
     pub rule: Rule,
-    /// Positions per side to move.
+    /// Positions per side to move in the order of White's WDL stream
+    /// (every stream's own count is in its head).
     pub positions: u64,
-    /// The order of the pieces in the file's index (see
-    /// [`Layout::with_order`]).
-    pub order: Vec<u8>,
+    /// The order of the pieces in the index of each side's WDL stream
+    /// (see [`Layout::with_order`]); a mirrored file's Black entry repeats
+    /// White's.
+    pub wdl_orders: ByColor<Vec<u8>>,
+    /// The order of the pieces in the index of the kept DTZ stream.
+    pub dtz_order: Vec<u8>,
     /// Statistics per side to move.
     pub stats: ByColor<SideStats>,
 }
@@ -104,9 +109,15 @@ impl SideStats {
     }
 }
 
-/// The header of a file of `layout` (its material, size and piece order).
-pub(super) fn header_bytes(layout: &Layout, rule: Rule, stats: &ByColor<SideStats>) -> Vec<u8> {
-    let material = layout.material();
+/// The header of a file whose WDL streams are numbered by `wdl` (per side
+/// to move) and whose kept DTZ stream by `dtz`.
+pub(super) fn header_bytes(
+    wdl: &ByColor<&Layout>,
+    dtz: &Layout,
+    rule: Rule,
+    stats: &ByColor<SideStats>,
+) -> Vec<u8> {
+    let material = wdl.white.material();
     let mut h = Vec::with_capacity(HEADER_LEN);
     h.extend_from_slice(&MAGIC);
     h.extend_from_slice(&VERSION.to_le_bytes());
@@ -118,7 +129,7 @@ pub(super) fn header_bytes(layout: &Layout, rule: Rule, stats: &ByColor<SideStat
     let text = material.to_string();
     name[..text.len()].copy_from_slice(text.as_bytes());
     h.extend_from_slice(&name);
-    h.extend_from_slice(&layout.size().to_le_bytes());
+    h.extend_from_slice(&wdl.white.size().to_le_bytes());
     for turn in Color::ALL {
         let s = stats.get(turn);
         for c in s.counts {
@@ -134,12 +145,14 @@ pub(super) fn header_bytes(layout: &Layout, rule: Rule, stats: &ByColor<SideStat
         }
         h.extend_from_slice(&s.longest_at.map_or(u64::MAX, |i| i.0).to_le_bytes());
     }
-    let order = layout
-        .order()
-        .iter()
-        .rev()
-        .fold(0u32, |acc, &piece| acc << 4 | u32::from(piece));
-    h.extend_from_slice(&order.to_le_bytes());
+    for layout in [wdl.white, wdl.black, dtz] {
+        let order = layout
+            .order()
+            .iter()
+            .rev()
+            .fold(0u32, |acc, &piece| acc << 4 | u32::from(piece));
+        h.extend_from_slice(&order.to_le_bytes());
+    }
     debug_assert_eq!(h.len(), HEADER_LEN - 4);
     let crc = CRC32.checksum(&h);
     h.extend_from_slice(&crc.to_le_bytes());
@@ -174,15 +187,22 @@ pub(super) fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
     }
     let positions = u64_at(b, 32);
     let pieces = 2 + free_pieces(material).len();
-    let nibbles = u32_at(b, ORDER_AT);
-    let order: Vec<u8> = (0..pieces)
-        .map(|j| (nibbles >> (4 * j) & 15) as u8)
-        .collect();
-    if nibbles.checked_shr(4 * pieces as u32).unwrap_or(0) != 0 {
-        return Err(bad(format!(
-            "piece order {nibbles:#x} has more than {pieces} pieces"
-        )));
-    }
+    let order = |k: usize| {
+        let nibbles = u32_at(b, ORDERS_AT + 4 * k);
+        if nibbles.checked_shr(4 * pieces as u32).unwrap_or(0) != 0 {
+            return Err(bad(format!(
+                "piece order {nibbles:#x} has more than {pieces} pieces"
+            )));
+        }
+        Ok((0..pieces)
+            .map(|j| (nibbles >> (4 * j) & 15) as u8)
+            .collect::<Vec<u8>>())
+    };
+    let wdl_orders = ByColor {
+        white: order(0)?,
+        black: order(1)?,
+    };
+    let dtz_order = order(2)?;
     let stats = ByColor::new_with(|turn| {
         let at = 40 + STATS_LEN * usize::from(turn == Color::Black);
         let mut counts = [0u64; 5];
@@ -204,7 +224,8 @@ pub(super) fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
         material,
         rule,
         positions,
-        order,
+        wdl_orders,
+        dtz_order,
         stats,
     })
 }

@@ -3,12 +3,15 @@
 //! One file per table, named after its material (`KRPvKR.dtz50`), holding
 //! WDL and DTZ in separate streams so that a WDL probe never touches DTZ
 //! bytes. All integers are little-endian. Positions are numbered per side
-//! to move by [`crate::index`], with the pieces' digits in the order the
-//! header records: the writer tries every order that keeps identical
-//! pieces together (with a pawn table's kings anywhere, a pawnless table's
-//! king pair anywhere or one king first and the other last) on a sample
-//! and keeps the one that compresses best
-//! (see the solved module). The file has four stream places, each for the
+//! to move by [`crate::index`], each stream with the pieces' digits in its
+//! own order, which the header records: the writer tries every order that
+//! keeps identical pieces together (with a pawn table's kings anywhere, a
+//! pawnless table's king pair anywhere or one king first and the other
+//! last) on a sample of each stream and keeps, for each, the one that
+//! compresses it best (see the solved module): each side to move has its
+//! own neighbours that are alike (see BENCHMARKS.md). A reader numbers a
+//! position by its side's WDL order, and a DTZ read maps that index to
+//! the DTZ stream's order. The file has four stream places, each for the
 //! codes of one section for one side to move, in this order: WDL with
 //! White to move, WDL with Black to move, DTZ with White, DTZ with Black.
 //! DTZ is kept for one side to move only, the one whose stream the writer
@@ -39,21 +42,25 @@
 //! ```text
 //! offset  size  field
 //! ------  ----  -----------------------------------------------------------
-//! header (HEADER_LEN = 160 bytes)
+//! header (HEADER_LEN = 168 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 10
+//!      8     2  VERSION (u16) = 11
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block (u16): WDL_BLOCK_LEN
 //!     14     2  bytes per DTZ block (u16): DTZ_BLOCK_LEN
 //!     16    16  material, ASCII ("KRPvKR"), NUL-padded
-//!     32     8  N, positions per side to move (u64)
+//!     32     8  N, positions per side to move in the order of White's
+//!               WDL stream (u64; each stream's own N is in its head)
 //!     40    56  statistics, White to move:
 //!                 5 × u64 counts (loss, blessed loss, draw, cursed win, win),
 //!                 4 × u16 longest (win, cursed win, loss, blessed loss),
 //!                 u64 index reaching the longest (u64::MAX: none)
 //!     96    56  statistics, Black to move (same layout)
-//!    152     4  piece order (u32): nibble j (from the least significant)
+//!    152    12  piece orders (3 × u32): of the WDL stream with White
+//!               to move, with Black to move (a mirrored file repeats
+//!               White's), and of the kept DTZ stream. Nibble j (from the
+//!               least significant)
 //!               is the solver's slot (0 White's king, 1 Black's king,
 //!               2.. the free pieces, strongest first) of the piece at
 //!               position j of the file's index, from the most significant
@@ -65,8 +72,9 @@
 //!               (0..10) leads the index, and the other king is the
 //!               lowest 6-bit digit (placements that turn no further, or
 //!               whose kings touch, are "don't care"); zero beyond its
-//!               kings and free pieces
-//!    156     4  CRC-32C of bytes 0..156
+//!               kings and free pieces. The statistics' index reaching
+//!               the longest DTZ is in its side's WDL order.
+//!    164     4  CRC-32C of bytes 0..164
 //! three streams (WDL White, WDL Black, the kept DTZ; a symmetric table's
 //! two: WDL White, DTZ White), one after the
 //! other, each:
@@ -160,10 +168,11 @@ pub use writer::write_table;
 
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
-/// The format version this crate writes and reads (version 9 numbered a
+/// The format version this crate writes and reads (version 10 numbered
+/// every stream in one order of digits; version 9 numbered a
 /// pawnless table's kings as one pair in every order; version 8 stored a
 /// stream's grammar in five bytes a symbol, see BENCHMARKS.md).
-pub const VERSION: u16 = 10;
+pub const VERSION: u16 = 11;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block: one or two cache lines per probe.
@@ -177,7 +186,7 @@ pub const CHUNK_POSITIONS: u64 = 1 << 16;
 /// File name extension of table files.
 pub const EXTENSION: &str = "dtz50";
 /// Header length in bytes.
-pub const HEADER_LEN: usize = 160;
+pub const HEADER_LEN: usize = 168;
 /// Trailer length in bytes.
 pub const TRAILER_LEN: usize = 176;
 

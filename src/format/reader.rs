@@ -13,7 +13,7 @@
 use std::{borrow::Cow, io, ops::Range, sync::Arc, sync::OnceLock};
 
 use sha2::{Digest, Sha256};
-use shakmaty::Color;
+use shakmaty::{Board, ByColor, Color};
 
 use super::{
     CHUNK_POSITIONS, FormatError, HEADER_LEN, MAGIC, Section, StreamId, TRAILER_LEN, VERSION,
@@ -26,7 +26,7 @@ use super::{
     u16_at, u32_at, u64_at,
 };
 use crate::{
-    index::{Layout, TableIndex},
+    index::{Layout, Reorder, TableIndex},
     value::{Dtz, Wdl},
 };
 
@@ -64,7 +64,15 @@ struct Stream {
 pub struct TableFile<S> {
     source: Paged<S>,
     header: Header,
-    layout: Layout,
+    /// The index of each side's WDL stream, which numbers that side's
+    /// positions for every reader (a mirrored file's Black entry is
+    /// White's).
+    layouts: ByColor<Layout>,
+    /// The index of the kept DTZ stream.
+    dtz_layout: Layout,
+    /// From the DTZ side's WDL index to the DTZ stream's, where their
+    /// orders differ.
+    to_dtz: Option<Reorder>,
     /// In [`StreamId::ALL`] order; one DTZ stream is absent, and in a
     /// mirrored file Black's WDL stream too.
     streams: [Option<Stream>; 4],
@@ -134,14 +142,19 @@ impl<S: Source> TableFile<S> {
             });
         }
         let header = parse_header(&head)?;
-        let layout =
-            Layout::with_order(header.material, &header.order).map_err(FormatError::Header)?;
-        if layout.size() != header.positions {
+        let layout_of =
+            |order: &[u8]| Layout::with_order(header.material, order).map_err(FormatError::Header);
+        let layouts = ByColor {
+            white: layout_of(&header.wdl_orders.white)?,
+            black: layout_of(&header.wdl_orders.black)?,
+        };
+        let dtz_layout = layout_of(&header.dtz_order)?;
+        if layouts.white.size() != header.positions {
             return Err(FormatError::Header(format!(
                 "{} positions per side, {} has {}",
                 header.positions,
                 header.material,
-                layout.size()
+                layouts.white.size()
             )));
         }
         let mut previous_end = HEADER_LEN as u64;
@@ -202,6 +215,14 @@ impl<S: Source> TableFile<S> {
             }
         };
         let streams: [Option<Stream>; 4] = places.try_into().expect("four streams");
+        let layouts = if mirrored {
+            ByColor::new_with(|_| layouts.white.clone())
+        } else {
+            layouts
+        };
+        let dtz_index = layouts.get(dtz_side);
+        let to_dtz =
+            (dtz_index.order() != dtz_layout.order()).then(|| dtz_index.reorder_to(&dtz_layout));
         let cache = cache.map(|c| {
             let file = c.register();
             (c, file)
@@ -212,7 +233,9 @@ impl<S: Source> TableFile<S> {
                 cache,
             },
             header,
-            layout,
+            layouts,
+            dtz_layout,
+            to_dtz,
             streams,
             dtz_side,
             mirrored,
@@ -224,9 +247,35 @@ impl<S: Source> TableFile<S> {
         &self.header
     }
 
-    /// The index scheme of the table.
-    pub fn layout(&self) -> &Layout {
-        &self.layout
+    /// The index that numbers the positions with `turn` to move for
+    /// every reader: that side's WDL stream's (each stream has its own
+    /// order of digits; a DTZ read maps the index to its stream's).
+    pub fn layout(&self, turn: Color) -> &Layout {
+        self.layouts.get(turn)
+    }
+
+    /// Where a position stands in this file: the side to move and index
+    /// in the table's colours (flipping the board if the colours are
+    /// swapped), numbered by [`TableFile::layout`] of that side; `None` if
+    /// the material is not this table's.
+    pub fn locate(&self, board: &Board, turn: Color) -> Option<(Color, TableIndex)> {
+        // A placement's slots follow its layout's order of digits, so each
+        // side's is found in that side's layout.
+        let own = self.layouts.get(turn);
+        if let Some(placement) = own.placement(board) {
+            return Some((turn, own.encode(&placement)?));
+        }
+        let other = self.layouts.get(turn.other());
+        let placement = other.placement(&board.clone().into_mirrored())?;
+        Some((turn.other(), other.encode(&placement)?))
+    }
+
+    /// The layout a stream is numbered by.
+    fn stream_layout(&self, section: Section, turn: Color) -> &Layout {
+        match section {
+            Section::Dtz => &self.dtz_layout,
+            _ => self.layouts.get(turn),
+        }
     }
 
     /// Total bytes.
@@ -260,7 +309,11 @@ impl<S: Source> TableFile<S> {
     /// own index with White to move).
     fn kept_place(&self, turn: Color, index: u64) -> (Color, u64) {
         if self.mirrored && turn == Color::Black {
-            let mirrored = self.layout.mirrored_index(index).map_or(index, |i| i.0);
+            let mirrored = self
+                .layouts
+                .white
+                .mirrored_index(index)
+                .map_or(index, |i| i.0);
             (Color::White, mirrored)
         } else {
             (turn, index)
@@ -286,7 +339,7 @@ impl<S: Source> TableFile<S> {
             &self.source,
             stream.id,
             stream.place,
-            self.header.positions,
+            self.stream_layout(section, turn).size(),
             max,
         )?;
         Ok(stream.reader.get_or_init(|| reader))
@@ -303,7 +356,7 @@ impl<S: Source> TableFile<S> {
         let (turn, index) = self.kept_place(turn, index.0);
         let code = self
             .stream(Section::Wdl, turn)?
-            .code_at(&self.source, self.layout.sorted_identical(index))?;
+            .code_at(&self.source, self.stream_index(Section::Wdl, turn, index))?;
         Ok(Wdl::ALL[usize::from(code)])
     }
 
@@ -330,39 +383,70 @@ impl<S: Source> TableFile<S> {
             _ if turn != self.dtz_side => return Ok(None),
             _ => self
                 .stream(Section::Dtz, turn)?
-                .code_at(&self.source, self.layout.sorted_identical(index))?,
+                .code_at(&self.source, self.stream_index(Section::Dtz, turn, index))?,
         };
         Ok(Some(self.signed_dtz(wdl, code)))
+    }
+
+    /// Where a stream of `section` keeps the position at `index` of
+    /// [`TableFile::layout`] with `turn` to move (a kept place: see
+    /// [`TableFile::kept_place`]): in DTZ, the index mapped to the DTZ
+    /// stream's order; in both, identical pieces sorted. An index that
+    /// names no placement has no place in another order (a leading king
+    /// pair's field has no numbers past 461): it reads the DTZ stream's
+    /// first code, which means nothing, as its own would not.
+    fn stream_index(&self, section: Section, turn: Color, index: u64) -> u64 {
+        match section {
+            Section::Dtz => {
+                let index = match &self.to_dtz {
+                    None => index,
+                    Some(to) if self.layouts.get(turn).names_placement(index) => to.apply(index),
+                    Some(_) => 0,
+                };
+                self.dtz_layout.sorted_identical(index)
+            }
+            _ => self.layouts.get(turn).sorted_identical(index),
+        }
     }
 
     /// Positions per chunk: [`CHUNK_POSITIONS`], or more where identical
     /// pieces need it so that a chunk holds every order of their squares
     /// ([`Layout::identical_span`]).
     pub fn chunk_positions(&self) -> u64 {
-        CHUNK_POSITIONS.max(self.layout.identical_span())
+        let span = |l: &Layout| l.identical_span();
+        CHUNK_POSITIONS
+            .max(span(&self.layouts.white))
+            .max(span(&self.layouts.black))
     }
 
-    /// Chunks of [`TableFile::chunk_positions`] positions, White to move first, that
-    /// bulk readers go through (see [`TableFile::chunk_wdl`]).
+    /// Chunks of [`TableFile::chunk_positions`] positions, White to move
+    /// first (each side numbered by [`TableFile::layout`]), that bulk
+    /// readers go through (see [`TableFile::chunk_wdl`]).
     pub fn chunk_count(&self) -> usize {
-        2 * self.chunks_per_side()
+        self.chunks_of(Color::White) + self.chunks_of(Color::Black)
     }
 
-    fn chunks_per_side(&self) -> usize {
-        self.header.positions.div_ceil(self.chunk_positions()) as usize
+    fn chunks_of(&self, turn: Color) -> usize {
+        self.layouts
+            .get(turn)
+            .size()
+            .div_ceil(self.chunk_positions()) as usize
     }
 
     /// The side to move and index range of a chunk.
     pub fn chunk_range(&self, chunk: usize) -> (Color, Range<u64>) {
-        let per_side = self.chunks_per_side();
-        let (turn, c) = if chunk < per_side {
+        let white = self.chunks_of(Color::White);
+        let (turn, c) = if chunk < white {
             (Color::White, chunk)
         } else {
-            (Color::Black, chunk - per_side)
+            (Color::Black, chunk - white)
         };
         let len = self.chunk_positions();
         let start = c as u64 * len;
-        (turn, start..(start + len).min(self.header.positions))
+        (
+            turn,
+            start..(start + len).min(self.layouts.get(turn).size()),
+        )
     }
 
     /// The chunk holding `index` with `turn` to move, and the position in it.
@@ -372,7 +456,7 @@ impl<S: Source> TableFile<S> {
         let offset = (index.0 % len) as usize;
         match turn {
             Color::White => (c, offset),
-            Color::Black => (self.chunks_per_side() + c, offset),
+            Color::Black => (self.chunks_of(Color::White) + c, offset),
         }
     }
 
@@ -381,13 +465,15 @@ impl<S: Source> TableFile<S> {
     /// file keeps only those: see [`Layout::sorted_identical`]).
     fn chunk_codes(&self, section: Section, chunk: usize) -> Result<Vec<u16>, FormatError> {
         let (turn, range) = self.chunk_range(chunk);
-        if self.mirrored && turn == Color::Black {
-            // Each position's mirrored one, read one at a time.
-            let stream = self.stream(section, Color::White)?;
+        let reordered = section == Section::Dtz && self.to_dtz.is_some();
+        if reordered || self.mirrored && turn == Color::Black {
+            // Each position read one at a time: its mirrored one, or its
+            // place in the DTZ stream's order.
+            let stream = self.stream(section, self.kept_place(turn, range.start).0)?;
             return range
                 .map(|index| {
-                    let (_, kept) = self.kept_place(turn, index);
-                    stream.code_at(&self.source, self.layout.sorted_identical(kept))
+                    let (kept_turn, kept) = self.kept_place(turn, index);
+                    stream.code_at(&self.source, self.stream_index(section, kept_turn, kept))
                 })
                 .collect();
         }
@@ -396,10 +482,11 @@ impl<S: Source> TableFile<S> {
             range.start,
             (range.end - range.start) as usize,
         )?;
-        if self.layout.has_identical_pieces() {
+        let layout = self.stream_layout(section, turn);
+        if layout.has_identical_pieces() {
             // A sorted index is never above its own: one pass forward.
             for index in range.clone() {
-                let sorted = self.layout.sorted_identical(index);
+                let sorted = layout.sorted_identical(index);
                 if sorted != index {
                     codes[(index - range.start) as usize] = codes[(sorted - range.start) as usize];
                 }

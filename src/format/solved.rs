@@ -1,6 +1,6 @@
 //! A solved table as a file keeps it: what the writer needs of the solver
 //! ([`SolvedValues`]), the code each position of a stream takes, and the
-//! order of the pieces' digits the file numbers positions in.
+//! order of the pieces' digits each stream numbers positions in.
 //!
 //! The order of the digits decides which positions are neighbours in a
 //! stream, so how long the runs of equal codes are: the same table takes
@@ -12,14 +12,17 @@
 //! king pair anywhere, or one king first and the other last, as its fastest
 //! digit: KQBvK's DTZ takes 31 % fewer bytes in `kQBK` than in the pair
 //! order format 9 chose; a pawn table's kings each anywhere) on a sample of
-//! each stream and keeps the one whose estimate is smallest; the file's
-//! header records it, and readers number positions in it. The same
-//! estimate decides which side's DTZ the file keeps, so the other side's
-//! DTZ stream is never encoded. The sample is fixed, so the choice does
-//! not depend on the thread count.
+//! each stream and keeps, for each stream, the one whose estimate is
+//! smallest (the two sides to move want different orders: KRBvKR's WDL
+//! with Black to move took 37 % fewer bytes in `krBRK` than in the order
+//! best for its DTZ); the file's header records them, and readers number
+//! a position in its side's WDL order. The same estimate decides which
+//! side's DTZ the file keeps, so the other side's DTZ stream is never
+//! encoded. The sample is fixed, so the choice does not depend on the
+//! thread count.
 
 use rayon::prelude::*;
-use shakmaty::Color;
+use shakmaty::{ByColor, Color};
 
 use super::{
     Section, StreamId,
@@ -226,10 +229,11 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
         }
     }
 
-    /// About how many bytes each stream takes, in [`StreamId::ALL`] order,
-    /// each estimated from a fixed sample of `windows` windows (the whole
-    /// stream where it is no longer; [`estimate_bytes`]).
-    fn estimated_bytes(&self, windows: u64) -> [f64; 4] {
+    /// About how many bytes each of `streams` takes, in
+    /// [`StreamId::ALL`] order (infinite for the others), each estimated
+    /// from a fixed sample of `windows` windows (the whole stream where it
+    /// is no longer; [`estimate_bytes`]).
+    fn estimated_bytes(&self, windows: u64, streams: &[StreamId]) -> [f64; 4] {
         let n = self.layout.size();
         let (starts, len): (Vec<u64>, u64) = if n <= windows * WINDOW {
             (vec![0], n)
@@ -240,7 +244,7 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
             (starts, WINDOW)
         };
         let scale = (starts.len() as u64 * len) as f64 / n as f64;
-        let bytes: Vec<f64> = StreamId::ALL
+        let bytes: Vec<f64> = streams
             .par_iter()
             .map(|&id| {
                 let sample: Vec<Vec<u16>> = starts
@@ -250,7 +254,11 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
                 estimate_bytes(&sample, scale)
             })
             .collect();
-        bytes.try_into().expect("four streams")
+        let mut all = [f64::INFINITY; 4];
+        for (id, bytes) in streams.iter().zip(bytes) {
+            all[id.slot()] = bytes;
+        }
+        all
     }
 }
 
@@ -287,14 +295,14 @@ fn resolve(lead: &[Wanted], first: u16) -> impl Iterator<Item = u16> + '_ {
     })
 }
 
-/// How `table` is written: in the order, of those [`Layout::orders`]
-/// lists, that gives the fewest estimated bytes (both WDL streams and the
-/// smaller DTZ stream; see [`best_order`]), keeping the DTZ of the side
-/// whose stream is estimated smaller (White on a tie). The estimate
-/// decides the side so that the other side's DTZ stream is never encoded.
-/// A table of symmetric material keeps White to move only, WDL and DTZ
-/// (readers mirror Black to move: [`crate::index::Layout::mirrored_index`]).
-pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> (InFileOrder<'_, T>, Color) {
+/// How `table` is written: each stream in the order, of those
+/// [`Layout::orders`] lists, that gives it the fewest estimated bytes (see
+/// [`best_order`]), keeping the DTZ of the side whose best stream is
+/// estimated smaller (White on a tie). The estimate decides the side so
+/// that the other side's DTZ stream is never encoded. A table of
+/// symmetric material keeps White to move only, WDL and DTZ (readers
+/// mirror Black to move: [`crate::index::Layout::mirrored_index`]).
+pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> FilePlan<'_, T> {
     let material = table.layout().material();
     let size = table.layout().size();
     let mut orders = Layout::orders(material);
@@ -304,50 +312,101 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(table: &T) -> (InFileOrder<'_,
     if size > KINGS_MOVE_UP_TO {
         orders.retain(|order| material.has_pawns() || order.windows(2).any(|w| w == [0, 1]));
     }
-    let estimate = |order: &[u8], windows: u64| {
+    let estimate = |order: &[u8], windows: u64, streams: &[StreamId]| {
         let layout = Layout::with_order(material, order).expect("an order it lists");
-        InFileOrder::new(table, layout).estimated_bytes(windows)
+        InFileOrder::new(table, layout).estimated_bytes(windows, streams)
     };
-    let mut estimates: Vec<[f64; 4]> = orders
-        .par_iter()
-        .map(|order| estimate(order, WINDOWS))
-        .collect();
     // A table of symmetric material keeps White to move only (Black to
     // move is read on the mirrored board).
     let symmetric = material.is_symmetric();
-    let total = |e: &[f64; 4]| {
-        if symmetric {
-            e[0] + e[2]
-        } else {
-            e[0] + e[1] + e[2].min(e[3])
-        }
-    };
-    let mut totals: Vec<f64> = estimates.iter().map(total).collect();
+    let streams: Vec<StreamId> = StreamId::ALL
+        .into_iter()
+        .filter(|id| !symmetric || id.turn == Color::White)
+        .collect();
+    let mut estimates: Vec<[f64; 4]> = orders
+        .par_iter()
+        .map(|order| estimate(order, WINDOWS, &streams))
+        .collect();
     if size <= KINGS_MOVE_UP_TO {
-        // The closest candidates again, on a larger sample; the others
-        // drop out.
-        let mut ranked: Vec<usize> = (0..orders.len()).collect();
-        ranked.sort_by(|&a, &b| totals[a].total_cmp(&totals[b]).then(a.cmp(&b)));
-        ranked.truncate(FINALISTS);
-        let finals: Vec<[f64; 4]> = ranked
-            .par_iter()
-            .map(|&i| estimate(&orders[i], FINAL_WINDOWS))
+        // Each stream's closest candidates again, on a larger sample; the
+        // others drop out of that stream's choice.
+        let finalists: Vec<(usize, StreamId)> = streams
+            .iter()
+            .flat_map(|&id| {
+                let mut ranked: Vec<usize> = (0..orders.len()).collect();
+                let e = |i: usize| estimates[i][id.slot()];
+                ranked.sort_by(|&a, &b| e(a).total_cmp(&e(b)).then(a.cmp(&b)));
+                ranked.truncate(FINALISTS);
+                ranked.into_iter().map(move |i| (i, id))
+            })
             .collect();
-        totals.fill(f64::INFINITY);
-        for (&i, e) in ranked.iter().zip(finals) {
-            totals[i] = total(&e);
-            estimates[i] = e;
+        let finals: Vec<f64> = finalists
+            .par_iter()
+            .map(|&(i, id)| estimate(&orders[i], FINAL_WINDOWS, &[id])[id.slot()])
+            .collect();
+        for e in &mut estimates {
+            e.fill(f64::INFINITY);
+        }
+        for (&(i, id), bytes) in finalists.iter().zip(finals) {
+            estimates[i][id.slot()] = bytes;
         }
     }
-    let best = best_order(&orders, &totals, size);
-    let layout = Layout::with_order(material, &orders[best]).expect("an order it lists");
-    let [.., white, black] = estimates[best];
-    let dtz_side = if black < white && !symmetric {
-        Color::Black
-    } else {
-        Color::White
+    let best = |id: StreamId| {
+        let totals: Vec<f64> = estimates.iter().map(|e| e[id.slot()]).collect();
+        let i = best_order(&orders, &totals, size);
+        (i, totals[i])
     };
-    (InFileOrder::new(table, layout), dtz_side)
+    let in_order = |i: usize| {
+        let layout = Layout::with_order(material, &orders[i]).expect("an order it lists");
+        InFileOrder::new(table, layout)
+    };
+    let wdl = ByColor::new_with(|turn| {
+        let turn = if symmetric { Color::White } else { turn };
+        best(StreamId {
+            section: Section::Wdl,
+            turn,
+        })
+        .0
+    });
+    let dtz_of = |turn| {
+        best(StreamId {
+            section: Section::Dtz,
+            turn,
+        })
+    };
+    let (white, black) = (dtz_of(Color::White), dtz_of(Color::Black));
+    let (dtz_side, dtz) = if black.1 < white.1 && !symmetric {
+        (Color::Black, black.0)
+    } else {
+        (Color::White, white.0)
+    };
+    FilePlan {
+        wdl: wdl.map(in_order),
+        dtz: in_order(dtz),
+        dtz_side,
+    }
+}
+
+/// How a table is written: each stream's order of digits, and the side
+/// whose DTZ is kept.
+pub(super) struct FilePlan<'a, T: ?Sized> {
+    /// Each side's WDL stream (a mirrored file writes White's only, and
+    /// numbers Black's positions as White's).
+    pub wdl: ByColor<InFileOrder<'a, T>>,
+    /// The kept DTZ stream.
+    pub dtz: InFileOrder<'a, T>,
+    /// The side to move whose DTZ is kept.
+    pub dtz_side: Color,
+}
+
+impl<'a, T: SolvedValues + ?Sized> FilePlan<'a, T> {
+    /// The table as one stream numbers it.
+    pub fn stream(&self, id: StreamId) -> &InFileOrder<'a, T> {
+        match id.section {
+            Section::Dtz => &self.dtz,
+            _ => self.wdl.get(id.turn),
+        }
+    }
 }
 
 /// Which of `orders`, estimated at `totals` bytes, a table of `size`

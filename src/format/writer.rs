@@ -33,17 +33,26 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     stats: &ByColor<SideStats>,
     out: W,
 ) -> io::Result<W> {
-    let (file, dtz_side) = plan_file(table);
-    let layout = file.layout();
-    let n = layout.size();
-    // The statistics name a position by its index in the file's order.
-    let to_file = table.layout().reorder_to(layout);
-    let stats = stats.map(|side| SideStats {
-        longest_at: side.longest_at.map(|i| TableIndex(to_file.apply(i.0))),
-        ..side
+    let plan = plan_file(table);
+    let dtz_side = plan.dtz_side;
+    let wdl_layouts = plan.wdl.as_ref().map(|stream| stream.layout());
+    // The statistics name a position by its index in its side's WDL
+    // order.
+    let stats = ByColor::new_with(|turn| {
+        let side = *stats.get(turn);
+        let to_file = table.layout().reorder_to(wdl_layouts.get(turn));
+        SideStats {
+            longest_at: side.longest_at.map(|i| TableIndex(to_file.apply(i.0))),
+            ..side
+        }
     });
     let mut out = HashingWriter::new(out);
-    out.write_all(&header_bytes(layout, table.rule(), &stats))?;
+    out.write_all(&header_bytes(
+        &wdl_layouts,
+        plan.dtz.layout(),
+        table.rule(),
+        &stats,
+    ))?;
     // DTZ is kept for one side to move (readers find the other side's by
     // a one-ply search), so three streams are written, or two where the
     // material is symmetric (White to move only). Their grammars are
@@ -51,23 +60,26 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     // over its sample). Then small tables' streams are encoded at once; a
     // large table's one at a time as it is written, each in parallel
     // inside, so that one stream's working memory is held at a time.
-    let mirrored = layout.material().is_symmetric();
+    let mirrored = table.layout().material().is_symmetric();
     let kept: Vec<StreamId> = StreamId::ALL
         .into_iter()
         .filter(|id| id.section == Section::Wdl || id.turn == dtz_side)
         .filter(|id| !mirrored || id.turn == Color::White)
         .collect();
     let codes = |id: StreamId| {
-        let file = &file;
+        let file = plan.stream(id);
         move |start, len| file.codes(id, start, len)
     };
+    let size = |id: StreamId| plan.stream(id).layout().size();
     let grammars: Vec<Grammar> = kept
         .par_iter()
-        .map(|&id| stream_grammar(n, &codes(id)))
+        .map(|&id| stream_grammar(size(id), &codes(id)))
         .collect();
-    let encode =
-        |id: StreamId, grammar: &Grammar| encode_stream(n, id.block_len(), grammar, &codes(id));
-    let mut encoded: Vec<Option<EncodedStream>> = if n <= PARALLEL_STREAMS_UP_TO {
+    let encode = |id: StreamId, grammar: &Grammar| {
+        encode_stream(size(id), id.block_len(), grammar, &codes(id))
+    };
+    let mut encoded: Vec<Option<EncodedStream>> = if table.layout().size() <= PARALLEL_STREAMS_UP_TO
+    {
         kept.par_iter()
             .zip(&grammars)
             .map(|(&id, grammar)| Some(encode(id, grammar)))

@@ -38,8 +38,9 @@ struct Target<'a> {
     values: &'a dyn IndexedValues,
     /// For a table that keeps lower bounds that a capture may raise
     /// (files: [`IndexedValues::capture_bounded`]): the captures of its
-    /// positions, which raise a value read there to the exact one.
-    resolver: Option<Box<Seeder<'a>>>,
+    /// positions, which raise a value read there to the exact one: one per
+    /// side to move, as placements follow each side's order of digits.
+    resolver: Option<Box<ByColor<Seeder<'a>>>>,
     /// For a table read from a file: the chunks this seeder unpacked,
     /// freed with it (a 5-piece table reached by promotions is read
     /// through once per level, and need not stay in memory after).
@@ -52,6 +53,13 @@ struct Target<'a> {
 }
 
 impl Target<'_> {
+    /// The side to move in this table after the piece in `slot` of the
+    /// seeded `layout` makes a zeroing move here.
+    fn turn_after(&self, layout: &Layout, slot: usize) -> Color {
+        let mover = layout.pieces()[slot].color;
+        if self.flip { mover } else { mover.other() }
+    }
+
     /// The exact WDL at `index` (`placement`) with `turn` to move.
     fn wdl(
         &self,
@@ -59,7 +67,7 @@ impl Target<'_> {
         index: TableIndex,
         placement: &Placement,
     ) -> Result<Wdl, ProbeError> {
-        let resolver = self.resolver.as_deref();
+        let resolver = self.resolver.as_deref().map(|r| r.get(turn));
         let wdl = match &self.kept {
             Some(kept) if self.raise_chunks => return kept.wdl(turn, index, resolver),
             Some(kept) => kept.wdl(turn, index, None)?,
@@ -75,6 +83,8 @@ impl Target<'_> {
 /// WDL chunks unpacked for one seeding pass.
 struct KeptChunks<'a> {
     source: &'a dyn WdlChunks,
+    /// The table the chunks are of (its index schemes).
+    values: &'a dyn IndexedValues,
     chunks: Vec<OnceLock<Box<[u8]>>>,
 }
 
@@ -111,8 +121,8 @@ impl KeptChunks<'_> {
     ) -> Result<(), ProbeError> {
         let (turn, range) = self.source.chunk_range(chunk);
         let start = range.start;
-        resolver
-            .layout
+        self.values
+            .side_layout(turn)
             .try_for_each_placement(range, |index, placement| {
                 let offset = (index - start) as usize;
                 let kept = nibble_wdl(pairs, offset);
@@ -186,11 +196,16 @@ impl<'a> Seeder<'a> {
                 let values = store.indexed(&normalized)?;
                 let kept = values.wdl_chunks().map(|source| KeptChunks {
                     source,
+                    values,
                     chunks: (0..source.chunk_count()).map(|_| OnceLock::new()).collect(),
                 });
                 let resolver = if values.capture_bounded() {
-                    let seeder = Seeder::new(values.layout(), rule, store, Search::Captures)?;
-                    Some(Box::new(seeder))
+                    let seeder =
+                        |turn| Seeder::new(values.side_layout(turn), rule, store, Search::Captures);
+                    Some(Box::new(ByColor {
+                        white: seeder(Color::White)?,
+                        black: seeder(Color::Black)?,
+                    }))
                 } else {
                     None
                 };
@@ -204,7 +219,7 @@ impl<'a> Seeder<'a> {
                 })
             })
             .collect::<Result<Vec<_>, ProbeError>>()?;
-        let routes = routes(&moves, &targets);
+        let routes = routes(layout, &moves, &targets);
         Ok(Seeder {
             layout,
             rule,
@@ -311,7 +326,8 @@ impl<'a> Seeder<'a> {
         let Some(target) = route.target.map(|t| &self.targets[t]) else {
             return Ok(Dtz::of_move(Successor::Zeroing(Wdl::Draw), self.rule));
         };
-        let layout = target.values.layout();
+        let turn = target.turn_after(self.layout, slot);
+        let layout = target.values.side_layout(turn);
         let flip = if target.flip { 56 } else { 0 };
         let mut placement = Placement {
             squares: [0; MAX_PIECES],
@@ -323,8 +339,6 @@ impl<'a> Seeder<'a> {
             let from = usize::from(from);
             *square = if from == slot { to } else { squares[from] } ^ flip;
         }
-        let mover = self.layout.pieces()[slot].color;
-        let turn = if target.flip { mover } else { mover.other() };
         let index = layout.encode(&placement).ok_or(ProbeError::NoValue {
             material: layout.material(),
         })?;
@@ -342,6 +356,11 @@ fn route_key(slot: usize, victim: Option<usize>, promoted: Option<Role>) -> usiz
             .expect("a promotion role")
     });
     (slot * (MAX_PIECES + 1) + victim) * (PROMOTIONS.len() + 1) + promoted
+}
+
+/// The moving slot of a route key ([`route_key`]).
+fn route_slot(key: usize) -> usize {
+    key / ((MAX_PIECES + 1) * (PROMOTIONS.len() + 1))
 }
 
 /// Every zeroing move a slot can make: its route key and the pieces after
@@ -384,9 +403,14 @@ fn material_after(after: &[(usize, Piece)]) -> Material {
 }
 
 /// The route of every zeroing move in `moves` (see [`zeroing_moves`]).
-fn routes(moves: &[(usize, Vec<(usize, Piece)>)], targets: &[Target<'_>]) -> Vec<Option<Route>> {
+fn routes(
+    layout: &Layout,
+    moves: &[(usize, Vec<(usize, Piece)>)],
+    targets: &[Target<'_>],
+) -> Vec<Option<Route>> {
     let mut routes = vec![None; MAX_PIECES * ROUTE_KEYS];
     for (key, after) in moves {
+        let slot = route_slot(*key);
         let route = if after.len() == 2 {
             Route {
                 target: None,
@@ -401,7 +425,13 @@ fn routes(moves: &[(usize, Vec<(usize, Piece)>)], targets: &[Target<'_>]) -> Vec
             let target = &targets[t];
             let mut from_slot = [0u8; MAX_PIECES];
             let mut used = vec![false; after.len()];
-            for (to_slot, piece) in target.values.layout().pieces().iter().enumerate() {
+            // Slots follow the destination's order of digits for the side
+            // to move there (see `Seeder::score`).
+            let pieces = target
+                .values
+                .side_layout(target.turn_after(layout, slot))
+                .pieces();
+            for (to_slot, piece) in pieces.iter().enumerate() {
                 let wanted = if target.flip {
                     Piece {
                         color: piece.color.other(),

@@ -1096,7 +1096,7 @@ fn loss_floor(cell: Cell, rule: Rule) -> Option<i16> {
 }
 
 impl IndexedValues for Solver<'_> {
-    fn layout(&self) -> &Layout {
+    fn side_layout(&self, _: Color) -> &Layout {
         self.layout
     }
 

@@ -133,7 +133,7 @@ impl SolvedValues for Table {
 }
 
 impl IndexedValues for Table {
-    fn layout(&self) -> &Layout {
+    fn side_layout(&self, _: Color) -> &Layout {
         &self.layout
     }
 
@@ -411,7 +411,7 @@ mod tests {
             let in_order = write_table(&ReadInOrder(table), &stats, Vec::new()).expect("writes");
             assert!(scattered == in_order, "{name}: the bytes differ");
             let file = TableFile::new(scattered).expect("reads");
-            assert_eq!(file.header().order, order, "{name}: digits moved");
+            assert_eq!(file.header().dtz_order, order, "{name}: digits moved");
         }
     }
 

@@ -11,12 +11,12 @@
 
 use std::path::{Path, PathBuf};
 
-use shakmaty::Color;
+use shakmaty::{ByColor, Color};
 
 use crate::{
     format::TableFile,
     generate::seed::{Search, Seeder},
-    index::{Layout, Placement},
+    index::Placement,
     material::Material,
     probe::{FileBytes, ProbeError, Tablebase},
     value::{Dtz, Wdl},
@@ -27,8 +27,9 @@ use crate::{
 pub struct FileValues<'a> {
     table: &'a TableFile<FileBytes>,
     path: PathBuf,
-    /// The table's captures, valued from the sub-table files.
-    captures: Seeder<'a>,
+    /// The table's captures, valued from the sub-table files, for each side
+    /// to move (placements follow that side's order of digits).
+    captures: ByColor<Seeder<'a>>,
 }
 
 impl<'a> FileValues<'a> {
@@ -39,7 +40,12 @@ impl<'a> FileValues<'a> {
     /// reaches).
     pub fn new(tables: &'a Tablebase, material: &Material) -> Result<FileValues<'a>, ProbeError> {
         let table = tables.table(material)?;
-        let captures = Seeder::new(table.layout(), tables.rule(), tables, Search::Captures)?;
+        let seeder =
+            |turn| Seeder::new(table.layout(turn), tables.rule(), tables, Search::Captures);
+        let captures = ByColor {
+            white: seeder(Color::White)?,
+            black: seeder(Color::Black)?,
+        };
         Ok(FileValues {
             table,
             path: tables.path_of(material),
@@ -68,7 +74,8 @@ impl<'a> FileValues<'a> {
         let (turn, range) = self.table.chunk_range(chunk);
         let mut wdl = self.table.chunk_wdl(chunk).map_err(corrupt)?;
         let start = range.start;
-        self.layout()
+        self.table
+            .layout(turn)
             .try_for_each_placement(range, |index, placement| {
                 let kept = &mut wdl[(index - start) as usize];
                 *kept = self.raised(*kept, placement, turn)?;
@@ -84,10 +91,6 @@ impl<'a> FileValues<'a> {
     /// # Errors
     /// A corrupt block in a sub-table.
     pub fn raised(&self, kept: Wdl, placement: &Placement, turn: Color) -> Result<Wdl, ProbeError> {
-        self.captures.raised(kept, placement, turn)
-    }
-
-    fn layout(&self) -> &Layout {
-        self.table.layout()
+        self.captures.get(turn).raised(kept, placement, turn)
     }
 }

@@ -33,6 +33,7 @@ use rayon::prelude::*;
 use shakmaty::{ByColor, Chess, Color, Position};
 
 use crate::{
+    format::{Source, TableFile},
     generate::{
         cell::Cell,
         cells::CellArray,
@@ -40,7 +41,7 @@ use crate::{
         solve::CHUNK,
         values::FileValues,
     },
-    index::{Layout, Placement, TableIndex},
+    index::{Layout, Placement, Reorder, TableIndex},
     material::Material,
     mmap::WorkArray,
     probe::{ProbeError, Tablebase, score_move, won_by_zeroing},
@@ -81,7 +82,9 @@ struct Counts {
 /// work arrays that cannot be had.
 pub fn deep_check(tables: &Tablebase, material: &Material) -> Result<DeepReport, ProbeError> {
     let table = tables.table(material)?;
-    let layout = table.layout();
+    // The check numbers both sides as the file numbers White to move
+    // (Black's stream may order its digits otherwise: see read_stored).
+    let layout = table.layout(Color::White);
     let path = tables.path_of(material);
     let io_error = |e: std::io::Error| ProbeError::Io {
         path: path.clone(),
@@ -159,12 +162,16 @@ fn read_stored(
 ) -> Result<(), ProbeError> {
     let table = values.file();
     let rule = table.header().rule;
+    let to_check = to_check(table);
     (0..table.chunk_count())
         .into_par_iter()
         .try_for_each(|chunk| {
             let entries = values.chunk(chunk)?;
             let (turn, range) = table.chunk_range(chunk);
             for (index, (wdl, dtz)) in range.zip(entries) {
+                let Some(index) = in_check(table, &to_check, turn, index) else {
+                    continue;
+                };
                 let seed = seeds.get(turn).load(index);
                 let fastest = Dtz::fastest(wdl, rule);
                 let dtz = match dtz {
@@ -182,10 +189,63 @@ fn read_stored(
             }
             Ok(())
         })?;
-    for cells in stored.iter() {
-        cells.publish();
+    for turn in Color::ALL {
+        stored.get(turn).publish();
+        fill_twins(table, &to_check, turn, stored.get(turn));
     }
     Ok(())
+}
+
+/// From each side's index in `table` to the deep check's (White's), where
+/// that side's order differs.
+fn to_check<S: Source>(table: &TableFile<S>) -> ByColor<Option<Reorder>> {
+    let check = table.layout(Color::White);
+    ByColor::new_with(|turn| {
+        let layout = table.layout(turn);
+        (layout.order() != check.order()).then(|| layout.reorder_to(check))
+    })
+}
+
+/// The check's index of the position at `index` of `table` with `turn` to
+/// move; `None` for an index that names no placement in an order other
+/// than the check's (it has no place there).
+fn in_check<S: Source>(
+    table: &TableFile<S>,
+    to_check: &ByColor<Option<Reorder>>,
+    turn: Color,
+    index: u64,
+) -> Option<u64> {
+    match to_check.get(turn) {
+        None => Some(index),
+        Some(_) if !table.layout(turn).names_placement(index) => None,
+        Some(to) => Some(to.apply(index)),
+    }
+}
+
+/// A side the file numbers in another order reaches one index of the
+/// check's per position; the check's other index of the same position (the
+/// second orientation of kings on the a1-h8 diagonal) takes that index's
+/// cell. `cells` must be published; they are again after.
+fn fill_twins<S: Source>(
+    table: &TableFile<S>,
+    to_check: &ByColor<Option<Reorder>>,
+    turn: Color,
+    cells: &CellArray,
+) {
+    let Some(to_check) = to_check.get(turn) else {
+        return;
+    };
+    let check = table.layout(Color::White);
+    let to_file = check.reorder_to(table.layout(turn));
+    chunks(check).into_par_iter().for_each(|range| {
+        for index in range.filter(|&i| check.names_placement(i)) {
+            let reached = to_check.apply(to_file.apply(index));
+            if reached != index {
+                cells.store(index, cells.load(reached));
+            }
+        }
+    });
+    cells.publish();
 }
 
 /// Fill `seeds` with what every position's own moves say (the solver's
@@ -287,6 +347,7 @@ impl Check<'_> {
         let values = self.values;
         let table = values.file();
         let turn = table.dtz_side().other();
+        let to_check = to_check(table);
         let chunks: Vec<usize> = (0..table.chunk_count())
             .filter(|&chunk| table.chunk_range(chunk).0 == turn)
             .collect();
@@ -294,6 +355,9 @@ impl Check<'_> {
             let entries = values.chunk(chunk)?;
             let (_, range) = table.chunk_range(chunk);
             for (index, (wdl, dtz)) in range.zip(entries) {
+                let Some(index) = in_check(table, &to_check, turn, index) else {
+                    continue;
+                };
                 let seed = self.seeds.get(turn).load(index);
                 if dtz.is_some() || seed == Cell::ILLEGAL {
                     continue;
@@ -316,6 +380,7 @@ impl Check<'_> {
             Ok::<(), ProbeError>(())
         })?;
         self.stored.get(turn).publish();
+        fill_twins(table, &to_check, turn, self.stored.get(turn));
         Ok(())
     }
 
@@ -405,10 +470,13 @@ impl Check<'_> {
         }
         let table = self.values.file();
         let corrupt = |source| ProbeError::corrupt(self.values.path(), source);
-        let wdl = table.kept_wdl(turn, TableIndex(index)).map_err(corrupt)?;
-        let wdl = self.values.raised(wdl, placement, turn)?;
+        // The file numbers this side in its own order.
+        let in_file = TableIndex(self.layout.reorder_to(table.layout(turn)).apply(index));
+        let file_placement = table.layout(turn).decode(in_file);
+        let wdl = table.kept_wdl(turn, in_file).map_err(corrupt)?;
+        let wdl = self.values.raised(wdl, &file_placement, turn)?;
         let dtz = table
-            .dtz_given(turn, TableIndex(index), wdl)
+            .dtz_given(turn, in_file, wdl)
             .map_err(corrupt)?
             .map_or_else(|| "not kept".to_owned(), |d| d.to_string());
         let fen = self.layout.position(placement, turn).map_or_else(
@@ -493,7 +561,7 @@ mod tests {
         let report = check_kqvk(false);
         assert!(report.checked > 40_000);
         // One index in SAMPLE_EVERY, both sides to move where legal.
-        assert_eq!(report.cross_checked, 40);
+        assert_eq!(report.cross_checked, 47);
         assert_eq!(report.inconsistent, 0, "{:?}", report.examples);
     }
 

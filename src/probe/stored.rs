@@ -46,8 +46,9 @@ use crate::{
 /// One solved table read by index: what the solver needs to score
 /// captures, pawn moves and promotions without building positions.
 pub trait IndexedValues: Sync {
-    /// The table's index scheme.
-    fn layout(&self) -> &Layout;
+    /// The index scheme that numbers the positions with `turn` to move
+    /// (a file's two sides may order their digits differently).
+    fn side_layout(&self, turn: Color) -> &Layout;
 
     /// The WDL stored at `index` with `turn` to move (the table's colours):
     /// a lower bound where [`IndexedValues::capture_bounded`].

@@ -388,7 +388,6 @@ impl Tablebase {
         let table = self.open_table(&material)?;
         let (turn, index) = table
             .file
-            .layout()
             .locate(board, turn)
             .ok_or(ProbeError::NoValue { material })?;
         Ok((table, turn, index))
@@ -466,8 +465,8 @@ impl OpenTable {
 }
 
 impl IndexedValues for OpenTable {
-    fn layout(&self) -> &Layout {
-        self.file.layout()
+    fn side_layout(&self, turn: Color) -> &Layout {
+        self.file.layout(turn)
     }
 
     fn wdl_at(&self, turn: Color, index: TableIndex) -> Result<Wdl, ProbeError> {

@@ -214,11 +214,12 @@ fn line_plays_to_mate() {
     assert_eq!(lines[lines.len() - 1], "checkmate");
 }
 
-/// `info` names the pieces in each file's index order, most significant
-/// first, and the side whose DTZ it keeps, as the file's header and
-/// trailer say (read here through the library).
+/// `info` names the pieces in each stream's index order (WDL with White
+/// to move, with Black to move, the kept DTZ), most significant first,
+/// and the side whose DTZ it keeps, as the file's header and trailer say
+/// (read here through the library).
 #[test]
-fn info_names_the_piece_order_and_the_dtz_kept() {
+fn info_names_the_piece_orders_and_the_dtz_kept() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dtz50()
         .args(["generate", "KRNvK", "KNvKP", "--out"])
@@ -230,14 +231,15 @@ fn info_names_the_piece_order_and_the_dtz_kept() {
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
     let header: Vec<&str> = stdout.lines().next().expect("header").split('\t').collect();
-    assert_eq!(header[8..], ["order", "dtz kept"]);
-    for (name, want_order) in [
-        ("KRNvK", "KkNR"),
-        ("KRvK", "KkR"),
+    assert_eq!(header[8..], ["orders", "dtz kept"]);
+    for (name, want_orders) in [
+        // Each stream its own order: White's WDL keeps the solver's.
+        ("KRNvK", "KkRN/kNRK/KkNR"),
+        ("KRvK", "RKk/KkR/KkR"),
         // A pawnless table's king pair may move, as one field.
-        ("KNvK", "NKk"),
+        ("KNvK", "NKk/NKk/NKk"),
         // A pawn table's kings may move each: White's last.
-        ("KNvKP", "NkK"),
+        ("KNvKP", "NkK/NkK/NkK"),
     ] {
         let line = stdout
             .lines()
@@ -246,14 +248,20 @@ fn info_names_the_piece_order_and_the_dtz_kept() {
         let fields: Vec<&str> = line.split('\t').collect();
         let file =
             dtz50::probe::open_file(&dir.path().join(format!("{name}.dtz50"))).expect("opens");
-        let order: String = file
-            .layout()
-            .order_pieces()
-            .iter()
-            .map(|p| p.char())
-            .collect();
-        assert_eq!(fields[8], order, "{line}");
-        assert_eq!(fields[8], want_order, "{line}");
+        let named = |layout: &dtz50::index::Layout| -> String {
+            layout.order_pieces().iter().map(|p| p.char()).collect()
+        };
+        let dtz =
+            dtz50::index::Layout::with_order(file.header().material, &file.header().dtz_order)
+                .expect("an order");
+        let orders = format!(
+            "{}/{}/{}",
+            named(file.layout(shakmaty::Color::White)),
+            named(file.layout(shakmaty::Color::Black)),
+            named(&dtz)
+        );
+        assert_eq!(fields[8], orders, "{line}");
+        assert_eq!(fields[8], want_orders, "{line}");
         assert_eq!(fields[9], file.dtz_side().char().to_string(), "{line}");
     }
 }
@@ -268,7 +276,9 @@ fn info_and_verify_read_the_files() {
         .lines()
         .find(|l| l.starts_with("KQvK\t"))
         .expect("KQvK line");
-    assert!(kqvk.starts_with("KQvK\t50\t29568\t"), "{kqvk}");
+    // Positions per side as White to move's WDL order numbers them
+    // (`QKk`: the king pair, 512 numbers, between two digits).
+    assert!(kqvk.starts_with("KQvK\t50\t32768\t"), "{kqvk}");
     assert!(kqvk.contains("\t20\t"), "longest DTZ 20: {kqvk}");
     let out = dtz50().arg("verify").arg(dir).output().expect("runs");
     assert!(out.status.success());

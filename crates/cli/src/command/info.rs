@@ -1,9 +1,10 @@
 //! `dtz50 info`: the header facts of table files, one tab-separated line
 //! each: material, rule, positions per side, bytes, each side's counts
 //! (win, cursed win, draw, blessed loss, loss), the longest DTZ and a FEN
-//! reaching it, the order of the pieces in the file's index, most
-//! significant first (the writer picks the one that compresses best; a
-//! pawnless table's kings always lead, pawns are not in it), and
+//! reaching it, the order of the pieces in each stream's index (WDL with
+//! White to move, with Black to move, the kept DTZ; most significant
+//! first, pawns not in it: the writer picks for each stream the one that
+//! compresses best), and
 //! the side to move whose DTZ the file keeps (the other side's is found by
 //! a one-ply search).
 
@@ -13,6 +14,7 @@ use anyhow::Result;
 use clap::Args;
 use dtz50::{
     format::{SideStats, Source, TableFile},
+    index::Layout,
     probe::open_file,
 };
 use shakmaty::{Color, Setup, fen::Fen};
@@ -29,7 +31,7 @@ pub struct InfoArgs {
 /// Run `dtz50 info`.
 pub fn run(args: InfoArgs) -> Result<ExitCode> {
     say(
-        "table\trule\tpositions/side\tbytes\twtm W/CW/D/BL/L\tbtm W/CW/D/BL/L\tlongest\tlongest at\torder\tdtz kept",
+        "table\trule\tpositions/side\tbytes\twtm W/CW/D/BL/L\tbtm W/CW/D/BL/L\tlongest\tlongest at\torders\tdtz kept",
     )?;
     for file in table_files(&args.path)? {
         let table = open_file(&file)?;
@@ -40,13 +42,13 @@ pub fn run(args: InfoArgs) -> Result<ExitCode> {
 
 fn info_line<S: Source>(table: &TableFile<S>) -> String {
     let h = table.header();
-    let layout = table.layout();
     let (turn, stats) = if h.stats.black.longest() > h.stats.white.longest() {
         (Color::Black, &h.stats.black)
     } else {
         (Color::White, &h.stats.white)
     };
     let fen = stats.longest_at.map_or("-".to_owned(), |index| {
+        let layout = table.layout(turn);
         let setup = Setup {
             board: layout.board(&layout.decode(index)),
             turn,
@@ -58,7 +60,15 @@ fn info_line<S: Source>(table: &TableFile<S>) -> String {
         let [l, bl, d, cw, w] = s.counts;
         format!("{w}/{cw}/{d}/{bl}/{l}")
     };
-    let order: String = layout.order_pieces().iter().map(|p| p.char()).collect();
+    // Each stream's order of pieces: WDL with White, with Black to move,
+    // then the kept DTZ.
+    let name = |order: &[u8]| -> String {
+        let layout = Layout::with_order(h.material, order).expect("a checked order");
+        layout.order_pieces().iter().map(|p| p.char()).collect()
+    };
+    let order = [&h.wdl_orders.white, &h.wdl_orders.black, &h.dtz_order]
+        .map(|o| name(o))
+        .join("/");
     format!(
         "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
         h.material,
