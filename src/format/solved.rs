@@ -38,9 +38,10 @@ use crate::{
 const WINDOWS: u64 = 16;
 /// Positions per window.
 const WINDOW: u64 = 1 << 14;
-/// In a table of at most [`KINGS_MOVE_UP_TO`] positions per side, the
-/// orders of the smallest estimates on the sample are estimated again on
-/// a sample of this many windows, and the smallest of those is written.
+/// In a table of at most [`KINGS_MOVE_UP_TO`] positions per side, each
+/// stream's this many orders of the smallest estimates on the sample are
+/// estimated again on a sample of [`FINAL_WINDOWS`] windows, and the
+/// smallest of those is written.
 /// The first sample misranks close orders: in format 10, KRNvK's chosen
 /// order took 9 % more bytes than format 9's.
 const FINALISTS: usize = 3;
