@@ -444,6 +444,12 @@ impl Layout {
         }
     }
 
+    /// [`Layout::reorder_to`] where `to` orders the digits otherwise;
+    /// `None` where the orders are the same (every index is its own).
+    pub fn reorder_if_other(&self, to: &Layout) -> Option<Reorder> {
+        (self.order() != to.order()).then(|| self.reorder_to(to))
+    }
+
     /// The index's bit fields that an order moves, as (the order's entry,
     /// bit shift, width): every digit (named by its piece's slot in the
     /// order), and a pawnless table's king pair (named by 0). Not for

@@ -220,9 +220,7 @@ impl<S: Source> TableFile<S> {
         } else {
             layouts
         };
-        let dtz_index = layouts.get(dtz_side);
-        let to_dtz =
-            (dtz_index.order() != dtz_layout.order()).then(|| dtz_index.reorder_to(&dtz_layout));
+        let to_dtz = layouts.get(dtz_side).reorder_if_other(&dtz_layout);
         let cache = cache.map(|c| {
             let file = c.register();
             (c, file)

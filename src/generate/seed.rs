@@ -40,7 +40,7 @@ struct Target<'a> {
     /// (files: [`IndexedValues::capture_bounded`]): the captures of its
     /// positions, which raise a value read there to the exact one: one per
     /// side to move, as placements follow each side's order of digits.
-    resolver: Option<Box<ByColor<Seeder<'a>>>>,
+    resolver: Option<Box<SideSeeders<'a>>>,
     /// For a table read from a file: the chunks this seeder unpacked,
     /// freed with it (a 5-piece table reached by promotions is read
     /// through once per level, and need not stay in memory after).
@@ -50,6 +50,46 @@ struct Target<'a> {
     /// each value read (a table that promotions reach, read in a few
     /// places of each chunk).
     raise_chunks: bool,
+}
+
+/// Capture seeders for a table's two sides to move: a placement's slots
+/// follow its side's order of digits, so a side whose order differs from
+/// White's has a seeder of its own; one that orders them alike shares
+/// White's (and its unpacked chunks).
+pub(crate) struct SideSeeders<'a> {
+    white: Seeder<'a>,
+    black: Option<Seeder<'a>>,
+}
+
+impl<'a> SideSeeders<'a> {
+    /// Seeders of [`Search::Captures`] for the layouts `layout` gives per
+    /// side to move, reading destination tables from `store`.
+    ///
+    /// # Errors
+    /// A destination table that `store` does not have.
+    pub(crate) fn captures(
+        layout: &dyn Fn(Color) -> &'a Layout,
+        rule: Rule,
+        store: &'a dyn StoredValues,
+    ) -> Result<SideSeeders<'a>, ProbeError> {
+        let seeder = |turn| Seeder::new(layout(turn), rule, store, Search::Captures);
+        let (white, black) = (layout(Color::White), layout(Color::Black));
+        Ok(SideSeeders {
+            white: seeder(Color::White)?,
+            black: match white.order() == black.order() {
+                true => None,
+                false => Some(seeder(Color::Black)?),
+            },
+        })
+    }
+
+    /// The seeder of `turn`'s side.
+    pub(crate) fn get(&self, turn: Color) -> &Seeder<'a> {
+        match (turn, &self.black) {
+            (Color::Black, Some(black)) => black,
+            _ => &self.white,
+        }
+    }
 }
 
 impl Target<'_> {
@@ -200,12 +240,11 @@ impl<'a> Seeder<'a> {
                     chunks: (0..source.chunk_count()).map(|_| OnceLock::new()).collect(),
                 });
                 let resolver = if values.capture_bounded() {
-                    let seeder =
-                        |turn| Seeder::new(values.side_layout(turn), rule, store, Search::Captures);
-                    Some(Box::new(ByColor {
-                        white: seeder(Color::White)?,
-                        black: seeder(Color::Black)?,
-                    }))
+                    Some(Box::new(SideSeeders::captures(
+                        &|turn| values.side_layout(turn),
+                        rule,
+                        store,
+                    )?))
                 } else {
                     None
                 };

@@ -11,11 +11,11 @@
 
 use std::path::{Path, PathBuf};
 
-use shakmaty::{ByColor, Color};
+use shakmaty::Color;
 
 use crate::{
     format::TableFile,
-    generate::seed::{Search, Seeder},
+    generate::seed::SideSeeders,
     index::Placement,
     material::Material,
     probe::{FileBytes, ProbeError, Tablebase},
@@ -29,7 +29,7 @@ pub struct FileValues<'a> {
     path: PathBuf,
     /// The table's captures, valued from the sub-table files, for each side
     /// to move (placements follow that side's order of digits).
-    captures: ByColor<Seeder<'a>>,
+    captures: SideSeeders<'a>,
 }
 
 impl<'a> FileValues<'a> {
@@ -40,12 +40,7 @@ impl<'a> FileValues<'a> {
     /// reaches).
     pub fn new(tables: &'a Tablebase, material: &Material) -> Result<FileValues<'a>, ProbeError> {
         let table = tables.table(material)?;
-        let seeder =
-            |turn| Seeder::new(table.layout(turn), tables.rule(), tables, Search::Captures);
-        let captures = ByColor {
-            white: seeder(Color::White)?,
-            black: seeder(Color::Black)?,
-        };
+        let captures = SideSeeders::captures(&|turn| table.layout(turn), tables.rule(), tables)?;
         Ok(FileValues {
             table,
             path: tables.path_of(material),

@@ -199,10 +199,10 @@ fn read_stored(
 /// From each side's index in `table` to the deep check's (White's), where
 /// that side's order differs.
 fn to_check<S: Source>(table: &TableFile<S>) -> ByColor<Option<Reorder>> {
-    let check = table.layout(Color::White);
     ByColor::new_with(|turn| {
-        let layout = table.layout(turn);
-        (layout.order() != check.order()).then(|| layout.reorder_to(check))
+        table
+            .layout(turn)
+            .reorder_if_other(table.layout(Color::White))
     })
 }
 
