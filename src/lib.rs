@@ -11,7 +11,12 @@
 //! use shakmaty::{CastlingMode, Chess, fen::Fen};
 //!
 //! let dir = tempfile::tempdir()?;
-//! let options = GenerateOptions { rule: Rule::Fifty, out: dir.path().into(), work_dir: None };
+//! let options = GenerateOptions {
+//!     rule: Rule::Fifty,
+//!     out: dir.path().into(),
+//!     work_dir: None,
+//!     order_search: Default::default(),
+//! };
 //! generate(&["KQvK".parse()?], &options, &|_| {})?;
 //!
 //! let tables = Tablebase::open(dir.path(), Rule::Fifty)?;

@@ -162,7 +162,7 @@ pub use cache::BlockCache;
 pub(crate) use codes::{nibble_wdl, set_nibble_wdl};
 pub use header::{Header, SideStats};
 pub use reader::TableFile;
-pub use solved::SolvedValues;
+pub use solved::{OrderSearch, SolvedValues};
 pub use source::{PositionalFile, Source};
 pub use writer::write_table;
 

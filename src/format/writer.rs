@@ -15,8 +15,8 @@ use super::{
     Section, StreamId,
     grammar::Grammar,
     header::{SideStats, header_bytes},
-    solved::{SolvedValues, plan_file},
-    stream::{CRC32, EncodedStream, encode_stream, stream_grammar},
+    solved::{OrderSearch, SolvedValues, plan_file},
+    stream::{CRC32, EncodedStream, encode_stream},
 };
 use crate::index::TableIndex;
 
@@ -24,18 +24,20 @@ use crate::index::TableIndex;
 /// once.
 const PARALLEL_STREAMS_UP_TO: u64 = 1 << 22;
 
-/// Write `table` (with its `stats`) to `out` in the format above.
+/// Write `table` (with its `stats`) to `out` in the format above, its
+/// streams' orders searched as `search` says.
 ///
 /// # Errors
 /// Whatever `out` reports.
 pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     table: &T,
     stats: &ByColor<SideStats>,
+    search: OrderSearch,
     out: W,
 ) -> io::Result<W> {
-    let plan = plan_file(table);
+    let plan = plan_file(table, search);
     let dtz_side = plan.dtz_side;
-    let wdl_layouts = plan.wdl.as_ref().map(|stream| stream.layout());
+    let wdl_layouts = plan.wdl.as_ref().map(|stream| stream.file.layout());
     // The statistics name a position by its index in its side's WDL
     // order.
     let stats = ByColor::new_with(|turn| {
@@ -49,7 +51,7 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     let mut out = HashingWriter::new(out);
     out.write_all(&header_bytes(
         &wdl_layouts,
-        plan.dtz.layout(),
+        plan.dtz.file.layout(),
         table.rule(),
         &stats,
     ))?;
@@ -71,10 +73,7 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
         move |start, len| file.codes(id, start, len)
     };
     let size = |id: StreamId| plan.stream(id).layout().size();
-    let grammars: Vec<Grammar> = kept
-        .par_iter()
-        .map(|&id| stream_grammar(size(id), &codes(id)))
-        .collect();
+    let grammars: Vec<Grammar> = kept.par_iter().map(|&id| plan.grammar(id)).collect();
     let encode = |id: StreamId, grammar: &Grammar| {
         encode_stream(size(id), id.block_len(), grammar, &codes(id))
     };

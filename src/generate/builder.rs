@@ -22,7 +22,7 @@ use shakmaty::ByColor;
 use thiserror::Error;
 
 use crate::{
-    format::{EXTENSION, SideStats, TableFile, write_table},
+    format::{EXTENSION, OrderSearch, SideStats, TableFile, write_table},
     generate::{
         solve::{Progress, SolveError, SolveOptions, solve},
         stats::stats,
@@ -42,6 +42,8 @@ pub struct GenerateOptions {
     pub out: PathBuf,
     /// Keep work arrays in a temporary file here instead of in RAM.
     pub work_dir: Option<PathBuf>,
+    /// How hard the writer searches each stream's order of digits.
+    pub order_search: OrderSearch,
 }
 
 /// What happened to one table.
@@ -185,9 +187,14 @@ pub fn generate(
         };
         let seeded = Seeded::new(&store)?;
         let bytes = write_atomically(&path, |file| {
-            write_table(&seeded, &stats, BufWriter::with_capacity(1 << 20, file))?
-                .into_inner()
-                .map_err(io::IntoInnerError::into_error)
+            write_table(
+                &seeded,
+                &stats,
+                options.order_search,
+                BufWriter::with_capacity(1 << 20, file),
+            )?
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)
         })
         .map_err(io_error(&path))?;
         let summary = Summary {

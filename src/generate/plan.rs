@@ -83,6 +83,9 @@ pub struct PlanOptions {
     pub rule: Rule,
     /// Worker threads per job.
     pub threads: usize,
+    /// Whether each job searches piece orders harder
+    /// (`generate --thorough-orders`).
+    pub thorough_orders: bool,
 }
 
 /// One table's build.
@@ -148,8 +151,15 @@ pub fn render(
     };
     let command = |table: &str, threads: &str| {
         format!(
-            "{} generate {table} --out {} --rule {} --threads {threads}",
-            options.dtz50, options.out, options.rule
+            "{} generate {table} --out {} --rule {} --threads {threads}{}",
+            options.dtz50,
+            options.out,
+            options.rule,
+            if options.thorough_orders {
+                " --thorough-orders"
+            } else {
+                ""
+            }
         )
     };
     let mut text = format!(
@@ -258,6 +268,7 @@ mod tests {
             dtz50: "/opt/bin/dtz50".into(),
             out: "tables".into(),
             rule: Rule::Fifty,
+            thorough_orders: false,
             threads: 1,
         }
     }
@@ -309,6 +320,19 @@ mod tests {
         );
         assert!(snake.contains(
             "rule KQvK:\n    output: \"tables/KQvK.dtz50\"\n    threads: 1\n    resources:\n        mem_mb=65\n    shell: \"/opt/bin/dtz50 generate KQvK --out tables --rule 50 --threads {threads}\"\n"
+        ));
+    }
+
+    #[test]
+    fn jobs_pass_on_the_thorough_order_search() {
+        let jobs = jobs(&["KQvK".parse().expect("material")]);
+        let thorough = PlanOptions {
+            thorough_orders: true,
+            ..options()
+        };
+        let make = render(&jobs, PlanFormat::Make, &thorough).expect("renders");
+        assert!(make.contains(
+            "\t/opt/bin/dtz50 generate KQvK --out tables --rule 50 --threads 1 --thorough-orders\n"
         ));
     }
 

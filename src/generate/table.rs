@@ -364,7 +364,7 @@ mod tests {
 
     use super::*;
     use crate::{
-        format::{TableFile, write_table},
+        format::{OrderSearch, TableFile, write_table},
         generate::{SolveOptions, solve, stats::stats},
         probe::resolve_wdl,
     };
@@ -407,8 +407,15 @@ mod tests {
             }
             let table = set.get(&material).expect("solved");
             let stats = stats(table);
-            let scattered = write_table(table, &stats, Vec::new()).expect("writes");
-            let in_order = write_table(&ReadInOrder(table), &stats, Vec::new()).expect("writes");
+            let scattered =
+                write_table(table, &stats, OrderSearch::Sampled, Vec::new()).expect("writes");
+            let in_order = write_table(
+                &ReadInOrder(table),
+                &stats,
+                OrderSearch::Sampled,
+                Vec::new(),
+            )
+            .expect("writes");
             assert!(scattered == in_order, "{name}: the bytes differ");
             let file = TableFile::new(scattered).expect("reads");
             assert_eq!(file.header().dtz_order, order, "{name}: digits moved");

@@ -516,7 +516,7 @@ mod tests {
 
     use super::*;
     use crate::{
-        format::write_table,
+        format::{OrderSearch, write_table},
         generate::{
             solve::{SolveOptions, solve},
             stats::stats,
@@ -545,7 +545,7 @@ mod tests {
         }
         let dir = tempfile::tempdir().expect("temp dir");
         let file = File::create(dir.path().join("KQvK.dtz50")).expect("create");
-        write_table(&table, &stats(&table), file).expect("write");
+        write_table(&table, &stats(&table), OrderSearch::Sampled, file).expect("write");
         let tables = Tablebase::open(dir.path(), Rule::Fifty).expect("open");
         let kept = tables.table(&material).expect("written").dtz_side();
         assert_eq!(

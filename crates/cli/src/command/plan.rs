@@ -38,6 +38,9 @@ pub struct PlanArgs {
     /// The dtz50 command the jobs run (default: this program's path).
     #[arg(long, value_name = "COMMAND")]
     dtz50: Option<String>,
+    /// Each job searches piece orders harder (`generate --thorough-orders`).
+    #[arg(long)]
+    thorough_orders: bool,
 }
 
 /// Run `dtz50 plan`.
@@ -55,6 +58,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         out: args.out,
         rule: args.rule,
         threads: args.threads,
+        thorough_orders: args.thorough_orders,
     };
     let text = render(&jobs(&targets), args.format, &options)?;
     io::stdout().lock().write_all(text.as_bytes())?;
