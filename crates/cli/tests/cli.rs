@@ -51,6 +51,29 @@ fn assert_error(args: &[&str], expected: &str) {
     assert_eq!(stderr.trim_end(), expected, "{args:?}");
 }
 
+/// `--thorough-orders` searches harder only in pawnless tables of over
+/// 2^23 positions per side (five pieces): a small table's file is the one
+/// a plain build writes.
+#[test]
+fn thorough_orders_leave_a_small_table_as_it_is() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dtz50()
+        .args(["generate", "KQvK", "--thorough-orders", "--out"])
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let name = "KQvK.dtz50";
+    assert_eq!(
+        std::fs::read(dir.path().join(name)).expect("thorough file"),
+        std::fs::read(tables().path().join(name)).expect("plain file")
+    );
+}
+
 #[test]
 fn generate_prints_a_summary_per_table_and_skips_finished_ones() {
     let dir = tempfile::tempdir().expect("temp dir");
