@@ -311,9 +311,7 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
         }
         all
     }
-}
 
-impl<T: SolvedValues + ?Sized> InFileOrder<'_, T> {
     /// The grammar the writer encodes stream `id` in this order with
     /// ([`stream_grammar`]; `possible`: [`possible_codes`]).
     pub fn grammar(&self, id: StreamId, possible: impl FnOnce() -> Vec<u16>) -> Grammar {

@@ -76,10 +76,9 @@ impl<'a> SideSeeders<'a> {
         let (white, black) = (layout(Color::White), layout(Color::Black));
         Ok(SideSeeders {
             white: seeder(Color::White)?,
-            black: match white.order() == black.order() {
-                true => None,
-                false => Some(seeder(Color::Black)?),
-            },
+            black: (white.order() != black.order())
+                .then(|| seeder(Color::Black))
+                .transpose()?,
         })
     }
 

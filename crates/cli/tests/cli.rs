@@ -10,23 +10,29 @@ fn dtz50() -> Command {
     Command::cargo_bin("dtz50").expect("binary built")
 }
 
+/// A new directory that `dtz50 generate ARGS --out DIR` built, which must
+/// succeed.
+fn generated(args: &[&str]) -> TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dtz50()
+        .arg("generate")
+        .args(args)
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
 /// KQvK and KPvK (with sub-tables), generated once by the binary.
 fn tables() -> &'static TempDir {
     static DIR: OnceLock<TempDir> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let out = dtz50()
-            .args(["generate", "kvkq", "KPvK", "--out"])
-            .arg(dir.path())
-            .output()
-            .expect("runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dir
-    })
+    DIR.get_or_init(|| generated(&["kvkq", "KPvK"]))
 }
 
 fn run(args: &[&str], dir: &Path) -> (i32, String, String) {
@@ -56,17 +62,7 @@ fn assert_error(args: &[&str], expected: &str) {
 /// a plain build writes.
 #[test]
 fn thorough_orders_leave_a_small_table_as_it_is() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = dtz50()
-        .args(["generate", "KQvK", "--thorough-orders", "--out"])
-        .arg(dir.path())
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let dir = generated(&["KQvK", "--thorough-orders"]);
     let name = "KQvK.dtz50";
     assert_eq!(
         std::fs::read(dir.path().join(name)).expect("thorough file"),
