@@ -49,6 +49,7 @@ fn probe(c: &mut Criterion) {
         rule: Rule::Fifty,
         out: dir.clone(),
         work_dir: None,
+        checkpoint_every: None,
         order_search: Default::default(),
     };
     generate(&targets, &options, &|_| {}).expect("tables generated");

@@ -15,6 +15,7 @@
 //!     rule: Rule::Fifty,
 //!     out: dir.path().into(),
 //!     work_dir: None,
+//!     checkpoint_every: None,
 //!     order_search: Default::default(),
 //! };
 //! generate(&["KQvK".parse()?], &options, &|_| {})?;

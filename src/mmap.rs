@@ -76,6 +76,12 @@ impl WorkArray {
         unsafe { std::slice::from_raw_parts(ptr, self.len) }
     }
 
+    /// The bytes, for filling while nothing else can see them (a restored
+    /// checkpoint).
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.map[..self.len]
+    }
+
     /// Number of bytes.
     pub fn len(&self) -> usize {
         self.len

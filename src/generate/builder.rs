@@ -11,10 +11,10 @@
 //! Progress goes to a callback; the library prints nothing.
 
 use std::{
-    fs::{self, File},
+    fs,
     io::{self, BufWriter},
     path::{Path, PathBuf},
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use memmap2::Mmap;
@@ -24,6 +24,8 @@ use thiserror::Error;
 use crate::{
     format::{EXTENSION, OrderSearch, SideStats, TableFile, write_table},
     generate::{
+        atomic::write_atomically,
+        checkpoint::remove_checkpoint,
         solve::{Progress, SolveError, SolveOptions, solve},
         stats::stats,
         table::{Seeded, WithSubtables},
@@ -42,6 +44,10 @@ pub struct GenerateOptions {
     pub out: PathBuf,
     /// Keep work arrays in a temporary file here instead of in RAM.
     pub work_dir: Option<PathBuf>,
+    /// With `work_dir`: write a checkpoint of the table being solved
+    /// there at most this often, and resume from one found there (see
+    /// [`crate::generate::checkpoint_path`]).
+    pub checkpoint_every: Option<Duration>,
     /// How hard the writer searches each stream's order of digits.
     pub order_search: OrderSearch,
 }
@@ -171,6 +177,7 @@ pub fn generate(
         let solve_options = SolveOptions {
             rule: options.rule,
             work_dir: options.work_dir.clone(),
+            checkpoint_every: options.checkpoint_every,
             ..SolveOptions::default()
         };
         // A fresh view of the directory per table: it sees the files just
@@ -186,7 +193,8 @@ pub fn generate(
             subtables: &subtables,
         };
         let seeded = Seeded::new(&store)?;
-        let bytes = write_atomically(&path, |file| {
+        let temp = temporary_path(&path);
+        let bytes = write_atomically(&path, &temp, |file| {
             write_table(
                 &seeded,
                 &stats,
@@ -197,6 +205,9 @@ pub fn generate(
             .map_err(io::IntoInnerError::into_error)
         })
         .map_err(io_error(&path))?;
+        if let Some(dir) = &options.work_dir {
+            remove_checkpoint(dir, material, options.rule).map_err(io_error(dir))?;
+        }
         let summary = Summary {
             material,
             positions: table.layout().size(),
@@ -267,22 +278,9 @@ fn process_runs(pid: u32) -> bool {
 /// What precedes the process id in a temporary file's name.
 const TEMP_MARK: &str = ".tmp-";
 
-/// Write a file under a temporary name next to `path`, fsync it, rename it
-/// into place and fsync the directory. Returns the file size.
-fn write_atomically(path: &Path, write: impl FnOnce(File) -> io::Result<File>) -> io::Result<u64> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+/// The temporary name this process writes `path` under:
+/// `.KQvK.dtz50.tmp-1234` (see [`stale_temporary_files`]).
+fn temporary_path(path: &Path) -> PathBuf {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("table");
-    let temp = dir.join(format!(".{name}{TEMP_MARK}{}", std::process::id()));
-    let result = (|| {
-        let file = write(File::create(&temp)?)?;
-        file.sync_all()?;
-        let bytes = file.metadata()?.len();
-        fs::rename(&temp, path)?;
-        File::open(dir)?.sync_all()?;
-        Ok(bytes)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    result
+    path.with_file_name(format!(".{name}{TEMP_MARK}{}", std::process::id()))
 }

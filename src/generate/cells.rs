@@ -35,7 +35,7 @@
 use std::{
     cell::RefCell,
     collections::HashMap,
-    io,
+    io::{self, Read, Write},
     ops::Range,
     sync::{
         Mutex, RwLock,
@@ -46,7 +46,14 @@ use std::{
 use rayon::prelude::*;
 use shakmaty::{ByColor, Color};
 
-use crate::{generate::cell::Cell, index::Layout, mmap::WorkArray};
+use crate::{
+    generate::{
+        cell::Cell,
+        record::{RecordReader, RecordWriter, invalid},
+    },
+    index::Layout,
+    mmap::WorkArray,
+};
 
 /// Longest win or loss, in plies, stored in the byte itself.
 pub const EXACT: i16 = 123;
@@ -313,6 +320,96 @@ enum LevelCells {
     Packed(PackedCells),
 }
 
+/// Checkpoint tags: a level not yet solved, or one with cells.
+const LEVEL_ABSENT: u64 = 0;
+const LEVEL_PRESENT: u64 = 1;
+/// Checkpoint tags of one side's cells.
+const CELLS_OPEN: u64 = 1;
+const CELLS_PACKED: u64 = 2;
+
+impl LevelCells {
+    fn save<W: Write>(&self, out: &mut RecordWriter<W>) -> io::Result<()> {
+        match self {
+            LevelCells::Open(open) => {
+                out.u64(CELLS_OPEN)?;
+                out.atomic_bytes(open.bytes.bytes())?;
+                save_overflow(&open.overflow.read().expect("overflow map lock"), out)
+            }
+            LevelCells::Packed(packed) => {
+                out.u64(CELLS_PACKED)?;
+                out.u64(packed.chunks.len() as u64)?;
+                for chunk in &packed.chunks {
+                    out.run(chunk)?;
+                }
+                save_overflow(&packed.overflow, out)
+            }
+        }
+    }
+
+    fn restore<R: Read>(
+        input: &mut RecordReader<R>,
+        size: usize,
+        allocate: impl Fn(usize) -> io::Result<WorkArray>,
+    ) -> io::Result<LevelCells> {
+        Ok(match input.u64()? {
+            CELLS_OPEN => {
+                let mut bytes = allocate(size)?;
+                input.bytes(bytes.bytes_mut())?;
+                let open = CellArray::new(bytes);
+                *open.overflow.write().expect("overflow map lock") = restore_overflow(input, size)?;
+                LevelCells::Open(open)
+            }
+            CELLS_PACKED => {
+                let count: usize = input.int()?;
+                if count != size.div_ceil(PACK_CHUNK) {
+                    return Err(invalid(format!("{count} packed chunks for {size} cells")));
+                }
+                let limit = zstd::zstd_safe::compress_bound(PACK_CHUNK) as u64;
+                let chunks = (0..count)
+                    .map(|_| input.run(limit).map(Vec::into_boxed_slice))
+                    .collect::<io::Result<_>>()?;
+                LevelCells::Packed(PackedCells {
+                    id: NEXT_PACK_ID.fetch_add(1, Ordering::Relaxed),
+                    chunks,
+                    overflow: restore_overflow(input, size)?,
+                })
+            }
+            tag => return Err(invalid(format!("cells tag {tag}"))),
+        })
+    }
+}
+
+/// Write the long values of one level and side.
+fn save_overflow<W: Write>(map: &HashMap<u32, i16>, out: &mut RecordWriter<W>) -> io::Result<()> {
+    out.u64(map.len() as u64)?;
+    for (&index, &value) in map {
+        out.u64(u64::from(index))?;
+        out.u64(u64::from(value as u16))?;
+    }
+    Ok(())
+}
+
+/// Read what [`save_overflow`] wrote for a level of `size` cells.
+fn restore_overflow<R: Read>(
+    input: &mut RecordReader<R>,
+    size: usize,
+) -> io::Result<HashMap<u32, i16>> {
+    let count: usize = input.int()?;
+    if count > size {
+        return Err(invalid(format!("{count} long values for {size} cells")));
+    }
+    (0..count)
+        .map(|_| {
+            let index: u32 = input.int()?;
+            let value: u16 = input.int()?;
+            if index as usize >= size {
+                return Err(invalid(format!("a long value at {index} of {size} cells")));
+            }
+            Ok((index, value as i16))
+        })
+        .collect()
+}
+
 /// One bit per position of a table, in memory mapped on demand: a page is
 /// allocated when a bit in it is first set, so a pawn table's bits grow
 /// level by level as it is solved.
@@ -343,6 +440,16 @@ impl TableBits {
     #[inline]
     pub fn get(&self, index: u64) -> bool {
         self.bytes.bytes()[(index / 8) as usize].load(Ordering::Relaxed) & 1 << (index % 8) != 0
+    }
+
+    /// Write the bits to a checkpoint (nothing may set one meanwhile).
+    pub(crate) fn save<W: Write>(&self, out: &mut RecordWriter<W>) -> io::Result<()> {
+        out.atomic_bytes(self.bytes.bytes())
+    }
+
+    /// Read the bits [`TableBits::save`] wrote for a table of this size.
+    pub(crate) fn restore<R: Read>(&mut self, input: &mut RecordReader<R>) -> io::Result<()> {
+        input.bytes(self.bytes.bytes_mut())
     }
 }
 
@@ -435,6 +542,11 @@ impl TableCells {
         self.pack
     }
 
+    /// How many levels the table has.
+    pub fn level_count(&self) -> usize {
+        self.level_sizes.len()
+    }
+
     /// Positions per side in `level`.
     pub fn level_size(&self, level: usize) -> u64 {
         self.level_sizes[level]
@@ -500,6 +612,48 @@ impl TableCells {
             LevelCells::Open(open) => open,
             LevelCells::Packed(_) => panic!("level {level} is finished"),
         })
+    }
+
+    /// Write every level's cells to a checkpoint: not yet solved, open, or
+    /// packed, each with its long values (nothing may write meanwhile).
+    pub(crate) fn save<W: Write>(&self, out: &mut RecordWriter<W>) -> io::Result<()> {
+        self.publish();
+        for level in &self.levels {
+            match level {
+                None => out.u64(LEVEL_ABSENT)?,
+                Some(sides) => {
+                    out.u64(LEVEL_PRESENT)?;
+                    sides.white.save(out)?;
+                    sides.black.save(out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Read the levels [`TableCells::save`] wrote for this table, open ones
+    /// into arrays from `allocate`.
+    ///
+    /// # Errors
+    /// I/O errors, and `InvalidData` where the record does not fit the
+    /// table.
+    pub(crate) fn restore<R: Read>(
+        &mut self,
+        input: &mut RecordReader<R>,
+        allocate: impl Fn(usize) -> io::Result<WorkArray>,
+    ) -> io::Result<()> {
+        for level in 0..self.levels.len() {
+            let size = usize::try_from(self.level_size(level)).expect("level fits in memory");
+            self.levels[level] = match input.u64()? {
+                LEVEL_ABSENT => None,
+                LEVEL_PRESENT => Some(ByColor {
+                    white: LevelCells::restore(input, size, &allocate)?,
+                    black: LevelCells::restore(input, size, &allocate)?,
+                }),
+                tag => return Err(invalid(format!("level tag {tag}"))),
+            };
+        }
+        Ok(())
     }
 
     /// Publish pending overflow values of every open level.
@@ -656,6 +810,72 @@ mod tests {
             assert_eq!(cells.load(Color::Black, index), value(index), "{index}");
             assert_eq!(cells.load(Color::White, index), Cell::ILLEGAL);
         }
+    }
+
+    #[test]
+    fn a_checkpoint_restores_packed_open_and_unsolved_levels() {
+        let layout = Layout::new("KPvK".parse().expect("material"));
+        let slices: Vec<usize> = (0..layout.slice_count()).collect();
+        let levels = [
+            slices[..10].to_vec(),
+            slices[10..20].to_vec(),
+            slices[20..].to_vec(),
+        ];
+        let mut cells = TableCells::new(&layout, &levels, true);
+        // Long values (past EXACT) in both the packed and the open level.
+        let value = |turn: Color, index: u64| match (index + turn as u64) % 7 {
+            0 => Cell::ILLEGAL,
+            1 => Cell(-((index % 300) as i16) - 1),
+            2 => Cell::UNKNOWN_DRAW,
+            _ => Cell((index % 200) as i16),
+        };
+        for level in 0..2 {
+            cells
+                .open(level, WorkArray::anonymous)
+                .expect("anonymous map");
+            for index in (0..layout.size()).filter(|&i| cells.locate(i).0 == level) {
+                for turn in Color::ALL {
+                    let (array, local) = cells.open_array(turn, index);
+                    array.store(local, value(turn, index));
+                }
+            }
+            if level == 0 {
+                cells.close(level).expect("packs");
+            }
+        }
+        let mut out = RecordWriter::new(Vec::new());
+        cells.save(&mut out).expect("saves");
+        let bytes = out.finish().expect("saves");
+        let mut restored = TableCells::new(&layout, &levels, true);
+        let mut input = RecordReader::new(bytes.as_slice());
+        restored
+            .restore(&mut input, WorkArray::anonymous)
+            .expect("restores");
+        input.finish().expect("whole record");
+        for index in 0..layout.size() {
+            for turn in Color::ALL {
+                if restored.locate(index).0 < 2 {
+                    assert_eq!(restored.load(turn, index), value(turn, index), "{index}");
+                }
+            }
+        }
+        assert!(matches!(
+            restored.levels[0].as_ref().map(|l| &l.white),
+            Some(LevelCells::Packed(_))
+        ));
+        assert!(matches!(
+            restored.levels[1].as_ref().map(|l| &l.black),
+            Some(LevelCells::Open(_))
+        ));
+        assert!(restored.levels[2].is_none());
+        // The open level goes on taking values, long ones too.
+        let unknown = (0..layout.size())
+            .find(|&i| restored.locate(i).0 == 1 && value(Color::White, i) == Cell::UNKNOWN_DRAW)
+            .expect("an unknown cell in the open level");
+        let (array, local) = restored.open_array(Color::White, unknown);
+        assert_eq!(array.claim(local, Cell(400)), Some(Cell::UNKNOWN_DRAW));
+        restored.publish();
+        assert_eq!(restored.load(Color::White, unknown), Cell(400));
     }
 
     #[test]

@@ -2,22 +2,27 @@
 //!
 //! * [`generate()`] — build tables and their missing sub-tables into a
 //!   directory, in dependency order, skipping finished files and writing
-//!   each one atomically (module `builder`);
+//!   each one atomically (modules `builder` and `atomic`);
 //! * [`jobs`] and [`render`] — the same set as one job per table, written
 //!   for a workflow engine (ninja, Snakemake, make; module `plan`);
 //! * [`solve()`] — solve one table in memory from its sub-tables (module
 //!   `solve`: the retrograde passes; `seed`: the first values from zeroing
-//!   moves; `cells` and `cell`: the one-byte work arrays and their codes);
+//!   moves; `cells` and `cell`: the one-byte work arrays and their codes;
+//!   `checkpoint` and `record`: the state written between plies, from
+//!   which a stopped build resumes, see [`checkpoint_path`]);
 //! * [`stats()`] — counts and longest DTZ of a solved table;
 //! * [`deep_check`] — recompute every position of a finished file from its
 //!   successors (module `verify`);
 //! * [`FileValues`] — a file's values a chunk at a time as a probe finds
 //!   them, its kept WDL raised by the best capture (module `values`).
 
+mod atomic;
 mod builder;
 mod cell;
 mod cells;
+mod checkpoint;
 mod plan;
+mod record;
 mod seed;
 mod solve;
 mod stats;
@@ -26,6 +31,7 @@ mod values;
 mod verify;
 
 pub use builder::{Event, GenerateError, GenerateOptions, Summary, generate};
+pub use checkpoint::checkpoint_path;
 pub use plan::{
     Job, ParsePlanFormatError, PlanError, PlanFormat, PlanOptions, jobs, memory_estimate, render,
 };

@@ -66,6 +66,11 @@
 //! recording it costs nothing next to seeding every position again after
 //! the solve, which took a quarter of a 5-piece build.
 //!
+//! With a work directory, the state between two plies is written to a
+//! checkpoint now and then, and a solve that finds one goes on from it
+//! (see the `checkpoint` module); the first ply after a resume finds its
+//! frontier by a scan, as after a ply that decided too many to list.
+//!
 //! Every pass writes each cell at most once with a value that does not
 //! depend on thread timing (a compare-and-swap decides which thread lists
 //! a new win), so the result is the same for any thread count. Quiet moves
@@ -78,9 +83,9 @@ use std::{
     ops::Range,
     path::{Path, PathBuf},
     sync::atomic::{AtomicU64, Ordering},
+    time::Duration,
 };
 
-use bitvec::{order::Lsb0, vec::BitVec};
 use rayon::prelude::*;
 use shakmaty::{Board, ByColor, Color, Position};
 use thiserror::Error;
@@ -89,6 +94,7 @@ use crate::{
     generate::{
         cell::Cell,
         cells::{CellArray, CellTest, PACK_THRESHOLD, TableBits, TableCells},
+        checkpoint::{Between, Checkpoints, LevelBits, level_bits},
         seed::{Search, Seeder},
         table::Table,
     },
@@ -109,6 +115,10 @@ pub struct SolveOptions {
     pub work_dir: Option<PathBuf>,
     /// How the plies' passes find new values (the result is the same).
     pub direction: Direction,
+    /// With `work_dir`: write a checkpoint there between plies at most
+    /// this often (every ply for zero), and resume from the one found
+    /// there (see [`crate::generate::checkpoint_path`]).
+    pub checkpoint_every: Option<Duration>,
 }
 
 impl Default for SolveOptions {
@@ -117,6 +127,7 @@ impl Default for SolveOptions {
             rule: Rule::Fifty,
             work_dir: None,
             direction: Direction::Auto,
+            checkpoint_every: None,
         }
     }
 }
@@ -191,6 +202,28 @@ pub enum SolveError {
         /// The I/O error.
         source: io::Error,
     },
+    /// A checkpoint could not be written.
+    #[error("solving {material}: cannot write the checkpoint {}", path.display())]
+    Checkpoint {
+        /// The table being solved.
+        material: Material,
+        /// The checkpoint file.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+}
+
+/// Why a level's solve stopped.
+enum Stop {
+    Lookup(ProbeError),
+    Checkpoint(PathBuf, io::Error),
+}
+
+impl From<ProbeError> for Stop {
+    fn from(e: ProbeError) -> Stop {
+        Stop::Lookup(e)
+    }
 }
 
 /// What the solver is doing, for progress displays.
@@ -212,6 +245,29 @@ pub enum Progress {
         /// The ply just solved.
         ply: i16,
     },
+    /// Wrote a checkpoint after ply `ply` of pawn level `level`.
+    Checkpoint {
+        /// Levels done so far.
+        level: usize,
+        /// Levels in all.
+        levels: usize,
+        /// The last ply solved.
+        ply: i16,
+    },
+    /// Resumed from the checkpoint in the work directory: ply `ply` of
+    /// pawn level `level` comes next.
+    Resumed {
+        /// Levels done so far.
+        level: usize,
+        /// Levels in all.
+        levels: usize,
+        /// The ply to run next.
+        ply: i16,
+    },
+    /// The checkpoint in the work directory cannot be used (damaged,
+    /// truncated, or written for another table or version): solving from
+    /// the start.
+    CheckpointUnusable,
 }
 
 /// Cells per unit of parallel work.
@@ -236,21 +292,63 @@ pub fn solve(
     let io_error = |source| SolveError::Io { material, source };
     let slices: Vec<Vec<usize>> = levels.iter().map(|l| l.slices.clone()).collect();
     let pack = levels.len() > 1 && layout.size() >= PACK_THRESHOLD;
-    let mut cells = TableCells::new(&layout, &slices, pack);
-    let zeroing_reaches = ByColor {
-        white: TableBits::new(layout.size()).map_err(io_error)?,
-        black: TableBits::new(layout.size()).map_err(io_error)?,
+    let fresh_cells = || TableCells::new(&layout, &slices, pack);
+    let fresh_bits = || -> Result<ByColor<TableBits>, SolveError> {
+        Ok(ByColor {
+            white: TableBits::new(layout.size()).map_err(io_error)?,
+            black: TableBits::new(layout.size()).map_err(io_error)?,
+        })
     };
+    let mut cells = fresh_cells();
+    let mut zeroing_reaches = fresh_bits()?;
+    let checkpoints =
+        options
+            .work_dir
+            .as_ref()
+            .zip(options.checkpoint_every)
+            .map(|(dir, every)| {
+                Checkpoints::new(
+                    dir,
+                    material,
+                    options.rule,
+                    layout.size(),
+                    levels.len(),
+                    every,
+                )
+            });
     if let Some(dir) = &options.work_dir {
-        // Open levels of a packed table live on disk one at a time; a
-        // table that is not packed keeps every level's arrays.
-        let sizes = (0..levels.len()).map(|l| cells.level_size(l));
-        let per_side = if pack { sizes.max() } else { Some(sizes.sum()) };
-        ensure_space(dir, 2 * per_side.unwrap_or(0)).map_err(io_error)?;
+        ensure_space(dir, work_space(&cells, checkpoints.as_ref())).map_err(io_error)?;
     }
-    for (number, level) in levels.iter().enumerate() {
-        cells.open(number, allocate).map_err(io_error)?;
+    let mut resume = None;
+    if let Some(checkpoints) = &checkpoints {
+        match checkpoints.load(&mut cells, &mut zeroing_reaches, allocate) {
+            Ok(None) => {}
+            Ok(Some(found)) => {
+                progress(Progress::Resumed {
+                    level: found.between.level,
+                    levels: levels.len(),
+                    ply: found.between.next,
+                });
+                resume = Some(found);
+            }
+            Err(_) => {
+                progress(Progress::CheckpointUnusable);
+                cells = fresh_cells();
+                zeroing_reaches = fresh_bits()?;
+            }
+        }
+    }
+    let first = resume.as_ref().map_or(0, |r| r.between.level);
+    for (number, level) in levels.iter().enumerate().skip(first) {
         let size = usize::try_from(cells.level_size(number)).expect("level fits in memory");
+        let (between, settled, candidates) = match resume.take() {
+            Some(r) => (Some(r.between), r.settled, r.candidates),
+            None => {
+                cells.open(number, allocate).map_err(io_error)?;
+                let bits = || ByColor::new_with(|_| level_bits(size));
+                (None, bits(), bits())
+            }
+        };
         let solver = Solver {
             layout: &layout,
             rule: options.rule,
@@ -258,36 +356,51 @@ pub fn solve(
             cells: &cells,
             level: number,
             open: cells.level_arrays(number),
-            candidates: ByColor::new_with(|_| level_bits(size)),
-            settled: ByColor::new_with(|_| level_bits(size)),
+            candidates,
+            settled,
             zeroing_reaches: &zeroing_reaches,
             subtables,
         };
+        let levels = levels.len();
+        let step = |step| {
+            progress(match step {
+                Step::Seed => Progress::Seed {
+                    level: number,
+                    levels,
+                },
+                Step::Ply(ply) => Progress::Ply {
+                    level: number,
+                    levels,
+                    ply,
+                },
+                Step::Checkpoint(ply) => Progress::Checkpoint {
+                    level: number,
+                    levels,
+                    ply,
+                },
+            });
+        };
         solver
-            .solve_level(level, &|ply| {
-                progress(match ply {
-                    None => Progress::Seed {
-                        level: number,
-                        levels: levels.len(),
-                    },
-                    Some(ply) => Progress::Ply {
-                        level: number,
-                        levels: levels.len(),
-                        ply,
-                    },
-                });
-            })
-            .map_err(|source| SolveError::Lookup { material, source })?;
+            .solve_level(level, between, checkpoints.as_ref(), &step)
+            .map_err(|stop| match stop {
+                Stop::Lookup(source) => SolveError::Lookup { material, source },
+                Stop::Checkpoint(path, source) => SolveError::Checkpoint {
+                    material,
+                    path,
+                    source,
+                },
+            })?;
         cells.close(number).map_err(io_error)?;
     }
     Ok(Table::new(layout, options.rule, cells, zeroing_reaches))
 }
 
-/// One bit per position of a level, all clear.
-fn level_bits(size: usize) -> BitVec<AtomicU64, Lsb0> {
-    let mut bits = BitVec::new();
-    bits.resize(size, false);
-    bits
+/// What [`Solver::solve_level`] reports.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Seed,
+    Ply(i16),
+    Checkpoint(i16),
 }
 
 /// Levels, most advanced pawns first (one level for pawnless tables).
@@ -329,12 +442,12 @@ struct Solver<'a> {
     level: usize,
     open: ByColor<&'a CellArray>,
     /// Loss candidates, by index within the level.
-    candidates: ByColor<BitVec<AtomicU64, Lsb0>>,
+    candidates: LevelBits,
     /// By index within the level: the cells that are illegal or won in at
     /// most `k - 1` plies while ply `k` runs (its own wins are added after
     /// its loss pass). Forward checks read these bits instead of the
     /// successors' bytes: an eighth of the memory, mostly in cache.
-    settled: ByColor<BitVec<AtomicU64, Lsb0>>,
+    settled: LevelBits,
     /// By index in the table: whether the position's best zeroing move
     /// reaches the WDL of its final value (see [`Table::zeroing_reaches`]).
     zeroing_reaches: &'a ByColor<TableBits>,
@@ -481,18 +594,39 @@ impl PlyResult {
 }
 
 impl Solver<'_> {
-    /// Seed and solve `level`; `progress` hears `None` for the seed, then
-    /// each ply.
-    fn solve_level(&self, level: &Level, progress: &dyn Fn(Option<i16>)) -> Result<(), ProbeError> {
+    /// Seed and solve `level`, or go on from `between` (a checkpoint's);
+    /// write `checkpoints` when due; `progress` hears the seed, each ply
+    /// and each checkpoint.
+    fn solve_level(
+        &self,
+        level: &Level,
+        between: Option<Between>,
+        checkpoints: Option<&Checkpoints>,
+        progress: &dyn Fn(Step),
+    ) -> Result<(), Stop> {
         let special = self.rule.limit().map(|l| l + 1);
-        progress(None);
-        self.seed(level)?;
-        for turn in Color::ALL {
-            self.settle_scanned(level, turn, Cell::ILLEGAL);
-        }
-        let mut undecided = ByColor::new_with(|turn| self.count(level, turn, CellTest::Undecided));
-        let mut k: i16 = 1;
-        let mut previous: Option<PlyResult> = None;
+        let (mut k, mut previous, mut undecided) = match between {
+            // The frontier's positions are found again by a scan for
+            // their value (its list is not kept).
+            Some(b) => (
+                b.next,
+                b.frontier.map(|(won, lost)| PlyResult {
+                    won: won.map(Found::Counted),
+                    lost: lost.map(Found::Counted),
+                }),
+                b.undecided,
+            ),
+            None => {
+                progress(Step::Seed);
+                self.seed(level)?;
+                for turn in Color::ALL {
+                    self.settle_scanned(level, turn, Cell::ILLEGAL);
+                }
+                let undecided =
+                    ByColor::new_with(|turn| self.count(level, turn, CellTest::Undecided));
+                (1, None, undecided)
+            }
+        };
         loop {
             let (won, lost) = self.frontiers(k, special, previous.take());
             let result = self.ply(level, k, special == Some(k), &won, &lost, &mut undecided);
@@ -506,7 +640,7 @@ impl Solver<'_> {
                 }
             }
             let changed = result.changed();
-            progress(Some(k));
+            progress(Step::Ply(k));
             // Seeded cells hold ±1 (so ply 2 always runs) and, for
             // positions without quiet moves, ±(L + 1) (so ply L + 2
             // runs); otherwise a ply that changes nothing leaves the
@@ -519,6 +653,26 @@ impl Solver<'_> {
             };
             if next == k + 1 {
                 previous = Some(result);
+            }
+            if let Some(checkpoints) = checkpoints.filter(|c| c.due()) {
+                self.publish();
+                let sizes = |found: &ByColor<Found>| found.as_ref().map(Found::len);
+                let between = Between {
+                    level: self.level,
+                    next,
+                    frontier: previous.as_ref().map(|r| (sizes(&r.won), sizes(&r.lost))),
+                    undecided,
+                };
+                checkpoints
+                    .save(
+                        &between,
+                        self.cells,
+                        self.zeroing_reaches,
+                        &self.settled,
+                        &self.candidates,
+                    )
+                    .map_err(|e| Stop::Checkpoint(checkpoints.path().to_path_buf(), e))?;
+                progress(Step::Checkpoint(k));
             }
             k = next;
         }
@@ -1062,6 +1216,31 @@ impl Solver<'_> {
             }
         });
         self.publish();
+    }
+}
+
+/// Bytes the work directory needs for `cells`' arrays and `checkpoints`.
+/// Open levels of a packed table live on disk one at a time; a table that
+/// is not packed keeps every level's arrays. A checkpoint holds about as
+/// much again, and the table's bits, and the next one is written beside
+/// the last before it replaces it.
+fn work_space(cells: &TableCells, checkpoints: Option<&Checkpoints>) -> u64 {
+    let sizes = (0..cells.level_count()).map(|l| cells.level_size(l));
+    let per_side = if cells.is_packed() {
+        sizes.max()
+    } else {
+        Some(sizes.sum())
+    };
+    let arrays = 2 * per_side.unwrap_or(0);
+    match checkpoints {
+        None => arrays,
+        Some(c) => {
+            let bits = (0..cells.level_count())
+                .map(|l| cells.level_size(l))
+                .sum::<u64>()
+                / 4;
+            (arrays + 2 * (arrays + bits)).saturating_sub(c.existing_bytes())
+        }
     }
 }
 

@@ -134,6 +134,7 @@ pub fn generate_files(dir: &std::path::Path, targets: &[Material], rule: Rule) -
         rule,
         out: dir.to_path_buf(),
         work_dir: None,
+        checkpoint_every: None,
         order_search: Default::default(),
     };
     generate(targets, &options, &|_| {}).expect("generation succeeds");

@@ -173,6 +173,7 @@ fn generate_into(dir: &Path, targets: &[Material], rule: Rule) {
         rule,
         out: dir.to_path_buf(),
         work_dir: None,
+        checkpoint_every: None,
         order_search: Default::default(),
     };
     generate(targets, &options, &|_| {}).expect("generation succeeds");

@@ -1,7 +1,10 @@
 //! The real `dtz50` binary: every subcommand, and one-line errors with exit
 //! code 2 for every kind of bad input.
 
-use std::{path::Path, sync::OnceLock};
+use std::{
+    path::{Path, PathBuf},
+    sync::OnceLock,
+};
 
 use assert_cmd::Command;
 use tempfile::TempDir;
@@ -831,6 +834,83 @@ fn killed_builds_and_damaged_files_end_in_a_clean_set() {
             .unwrap_or_else(|| panic!("stray file {name}"));
         assert_eq!(&sha256_of(&bytes), expected, "{name}");
     }
+}
+
+/// Resumable builds: KRvKP built with a checkpoint after every ply in its
+/// work directory and killed (`kill -9`) after a random number of them,
+/// four times; each run goes on from the last checkpoint (a kill may land
+/// while one is written), and a last run with the default interval
+/// finishes a file byte-identical to `tables/CHECKSUMS`, leaving nothing in
+/// the work directory.
+#[test]
+fn a_killed_build_resumes_from_its_checkpoint() {
+    use std::time::Duration;
+    let expected = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tables/CHECKSUMS"),
+    )
+    .expect("tables/CHECKSUMS")
+    .lines()
+    .find_map(|l| l.strip_suffix("  KRvKP.dtz50").map(str::to_owned))
+    .expect("KRvKP published");
+    // Its sub-tables, built plainly.
+    let dir = generated(&["KRvK", "KQvKR", "KRvKR", "KRvKB", "KRvKN", "KPvK"]);
+    let work = tempfile::tempdir().expect("temp dir");
+    let logs = tempfile::tempdir().expect("temp dir");
+    let run = |log: &Path, every: &[&str]| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("dtz50"))
+            .args(["generate", "KRvKP", "--out"])
+            .arg(dir.path())
+            .arg("--work-dir")
+            .arg(work.path())
+            .args(every)
+            .stdout(std::fs::File::create(log).expect("log"))
+            .stderr(std::fs::File::create(log.with_extension("err")).expect("log"))
+            .spawn()
+            .expect("runs")
+    };
+    let read = |path: PathBuf| std::fs::read_to_string(path).unwrap_or_default();
+    let mut seed = 0x0c4e_c4b0_u64;
+    let mut resumed = 0;
+    for round in 0..4 {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let checkpoints = 1 + (seed >> 33) % 25;
+        let log = logs.path().join(format!("{round}.out"));
+        let mut child = run(&log, &["--checkpoint-every", "0"]);
+        let written = || {
+            read(log.with_extension("err"))
+                .matches("checkpoint after")
+                .count() as u64
+        };
+        while written() < checkpoints {
+            assert!(
+                child.try_wait().expect("waits").is_none(),
+                "round {round} ended before {checkpoints} checkpoints: {}",
+                read(log.clone())
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        child.kill().expect("killed");
+        child.wait().expect("reaped");
+        resumed +=
+            usize::from(read(log).contains("KRvKP: resumed from its checkpoint at pawn level"));
+    }
+    assert_eq!(resumed, 3, "every run after the first resumed");
+    let log = logs.path().join("last.out");
+    assert!(run(&log, &[]).wait().expect("runs").success());
+    let text = read(log);
+    assert!(
+        text.contains("KRvKP: resumed from its checkpoint at pawn level"),
+        "{text}"
+    );
+    let file = dir.path().join("KRvKP.dtz50");
+    assert_eq!(sha256_of(&std::fs::read(&file).expect("built")), expected);
+    assert_eq!(
+        std::fs::read_dir(work.path()).expect("dir").count(),
+        0,
+        "the checkpoint is removed once the file is written"
+    );
 }
 
 #[test]

@@ -79,6 +79,7 @@ fn tables() -> PathBuf {
             rule: Rule::Fifty,
             out: dir.to_path_buf(),
             work_dir: None,
+            checkpoint_every: None,
             order_search: Default::default(),
         };
         generate(&Material::all_up_to(4), &options, &|_| {}).expect("3-4 piece set generates");

@@ -6,6 +6,7 @@ use std::{
     path::PathBuf,
     process::ExitCode,
     sync::Mutex,
+    time::Duration,
 };
 
 use anyhow::Result;
@@ -32,9 +33,20 @@ pub struct GenerateArgs {
     #[arg(long, default_value = "50")]
     rule: Rule,
     /// Keep the solver's work arrays in a temporary file in this
-    /// directory instead of RAM (for machines with little memory).
+    /// directory instead of RAM (for machines with little memory), and
+    /// checkpoints there: a stopped build run again with the same
+    /// directory resumes from its table's last checkpoint.
     #[arg(long, value_name = "DIR")]
     work_dir: Option<PathBuf>,
+    /// With --work-dir: write a checkpoint of the table being solved at
+    /// most this often, in seconds (0: after every ply).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 600,
+        requires = "work_dir"
+    )]
+    checkpoint_every: u64,
     /// Search the piece orders of each pawnless table over 2^23 positions
     /// per side harder, for smaller files (KRBvKR 16 % and KRNvKR 12 %
     /// fewer bytes, others the same), at up to twice the build time.
@@ -51,6 +63,10 @@ pub fn run(args: GenerateArgs) -> Result<ExitCode> {
     let options = GenerateOptions {
         rule: args.rule,
         out: args.out,
+        checkpoint_every: args
+            .work_dir
+            .is_some()
+            .then(|| Duration::from_secs(args.checkpoint_every)),
         work_dir: args.work_dir,
         order_search: if args.thorough_orders {
             OrderSearch::Thorough
@@ -113,6 +129,16 @@ impl Reporter {
                     error_chain(reason)
                 ));
             }
+            // Where a build picked up, a note like "skipped".
+            Event::Solving(
+                material,
+                progress @ (Progress::Resumed { .. } | Progress::CheckpointUnusable),
+            ) => self.println(&progress_text(material, progress)),
+            // Progress that is worth a line of its own.
+            Event::Solving(material, progress @ Progress::Checkpoint { .. }) => match &self.bar {
+                Some(bar) => bar.println(progress_text(material, progress)),
+                None => eprintln!("{}", progress_text(material, progress)),
+            },
             Event::Solving(material, progress) => {
                 if let Some(bar) = &self.bar {
                     bar.set_message(progress_text(material, progress));
@@ -170,6 +196,26 @@ fn progress_text(material: Material, progress: Progress) -> String {
         Progress::Ply { level, levels, ply } => {
             format!("{material}: pawn level {}/{levels}, ply {ply}", level + 1)
         }
+        Progress::Checkpoint { levels: 1, ply, .. } => {
+            format!("{material}: checkpoint after ply {ply}")
+        }
+        Progress::Checkpoint { level, levels, ply } => {
+            format!(
+                "{material}: checkpoint after pawn level {}/{levels}, ply {ply}",
+                level + 1
+            )
+        }
+        Progress::Resumed { levels: 1, ply, .. } => {
+            format!("{material}: resumed from its checkpoint at ply {ply}")
+        }
+        Progress::Resumed { level, levels, ply } => format!(
+            "{material}: resumed from its checkpoint at pawn level {}/{levels}, ply {ply}",
+            level + 1
+        ),
+        Progress::CheckpointUnusable => format!(
+            "{material}: its checkpoint is damaged or from another table or version; \
+             solving from the start"
+        ),
     }
 }
 

@@ -27,6 +27,7 @@ pub fn generate_tables(dir: &Path, materials: &[&str]) {
         rule: Rule::Fifty,
         out: dir.to_path_buf(),
         work_dir: None,
+        checkpoint_every: None,
         order_search: Default::default(),
     };
     generate(&targets, &options, &|_| {}).expect("tables generate");
