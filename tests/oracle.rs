@@ -4,15 +4,16 @@
 //!
 //! The tables are generated as files into a temporary directory and read
 //! back through memory maps, exactly as users probe them; their SHA-256
-//! must match `tables/CHECKSUMS`.
+//! must match `tables/CHECKSUMS`. The set is then handed to the C and
+//! Python tests (`dtz50_testkit::set_3_4`), which would otherwise build it
+//! again.
 
 mod common;
 
-use std::time::Instant;
+use std::{path::Path, time::Instant};
 
 use dtz50::{index::TableIndex, material::Material, probe::Tablebase, value::Rule};
 use rayon::prelude::*;
-use sha2::{Digest, Sha256};
 use shakmaty::{CastlingMode, Chess, Color, FromSetup, Position, Setup, Square};
 use shakmaty_syzygy::Tablebase as SyzygyTablebase;
 
@@ -117,28 +118,6 @@ fn compare_indices(
     tally
 }
 
-/// SHA-256 of every generated file must equal the line in tables/CHECKSUMS.
-fn check_checksums(dir: &std::path::Path, tables: &[Material]) {
-    let listed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tables/CHECKSUMS"))
-        .expect("tables/CHECKSUMS is committed");
-    for material in tables {
-        let name = format!("{material}.dtz50");
-        let bytes = std::fs::read(dir.join(&name)).expect("generated file");
-        let got: String = Sha256::digest(&bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let expected = listed
-            .lines()
-            .find_map(|l| l.strip_suffix(&format!("  {name}")))
-            .unwrap_or_else(|| panic!("{name} missing from tables/CHECKSUMS"));
-        assert_eq!(
-            got, expected,
-            "{name}: regenerated file differs from tables/CHECKSUMS"
-        );
-    }
-}
-
 fn run(stride: u64) {
     let Some(dir) = common::reference_dir("3-4") else {
         return;
@@ -149,7 +128,20 @@ fn run(stride: u64) {
     let out = tempfile::tempdir().expect("temp dir");
     let ours = common::generate_files(out.path(), &tables, Rule::Fifty);
     let solved = started.elapsed();
-    check_checksums(out.path(), &tables);
+    let differ = dtz50_testkit::checksum_mismatches(out.path(), |_| true);
+    assert!(
+        differ.is_empty(),
+        "regenerated files differ from tables/CHECKSUMS: {differ:?}"
+    );
+    // The C and Python tests read the same set (see `set_3_4`): hand it on
+    // rather than have them build it again.
+    dtz50_testkit::set_3_4(Path::new(env!("CARGO_TARGET_TMPDIR")), |dir| {
+        std::fs::create_dir_all(dir).expect("cache directory");
+        for material in &tables {
+            let name = format!("{material}.dtz50");
+            std::fs::copy(out.path().join(&name), dir.join(&name)).expect("copied");
+        }
+    });
     for material in &tables {
         common::check_published_stats(ours.table(material).expect("generated").header());
     }
