@@ -51,6 +51,8 @@ use crate::{
 /// The first bytes of a checkpoint file.
 const MAGIC: &[u8; 16] = b"dtz50 checkpoint";
 /// The layout of checkpoint files; a file of another version is set aside.
+/// A change to what the solver's cells, bits or passes mean must raise it,
+/// so that no build resumes from state it would not have made itself.
 const VERSION: u64 = 1;
 /// The file name's ending.
 const EXTENSION: &str = "checkpoint";

@@ -1,12 +1,16 @@
 //! `dtz50 generate`: build tables into a directory, with a progress bar on
-//! a terminal and one summary line per table otherwise.
+//! a terminal and one summary line per table otherwise. Either way the
+//! progress says which table, pawn level and ply the solver is in and,
+//! once a table is built, about how long the rest will take (see
+//! [`Estimate`]).
 
 use std::{
+    collections::HashMap,
     io::{self, IsTerminal, Write},
     path::PathBuf,
     process::ExitCode,
     sync::Mutex,
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use anyhow::Result;
@@ -15,6 +19,7 @@ use dtz50::{
     Material, Rule,
     format::{OrderSearch, SideStats},
     generate::{Event, GenerateOptions, Progress, Summary, generate},
+    index::Layout,
     probe::error_chain,
 };
 use indicatif::{ProgressBar, ProgressStyle};
@@ -84,6 +89,7 @@ pub fn run(args: GenerateArgs) -> Result<ExitCode> {
 struct Reporter {
     bar: Option<ProgressBar>,
     last_line: Mutex<Option<(Material, usize)>>,
+    estimate: Mutex<Estimate>,
 }
 
 impl Reporter {
@@ -99,6 +105,7 @@ impl Reporter {
         Reporter {
             bar,
             last_line: Mutex::new(None),
+            estimate: Mutex::new(Estimate::default()),
         }
     }
 
@@ -108,6 +115,7 @@ impl Reporter {
                 if let Some(bar) = &self.bar {
                     bar.set_length(plan.len() as u64);
                 }
+                self.estimate().plan(plan);
             }
             Event::RemovedStale(path) => {
                 self.println(&format!(
@@ -116,6 +124,7 @@ impl Reporter {
                 ));
             }
             Event::Skipped(material, path) => {
+                self.estimate().skipped(material);
                 self.println(&format!(
                     "{material}: already built and intact ({}), skipped",
                     path.display()
@@ -140,12 +149,25 @@ impl Reporter {
                 None => eprintln!("{}", progress_text(material, progress)),
             },
             Event::Solving(material, progress) => {
+                let left = {
+                    let mut estimate = self.estimate();
+                    estimate.started(material, Instant::now());
+                    estimate.seconds_left(Instant::now())
+                };
+                let text = match left {
+                    Some(seconds) => format!(
+                        "{} ({} left)",
+                        progress_text(material, progress),
+                        duration_text(seconds)
+                    ),
+                    None => progress_text(material, progress),
+                };
                 if let Some(bar) = &self.bar {
-                    bar.set_message(progress_text(material, progress));
+                    bar.set_message(text);
                 } else if let Progress::Seed { level, levels } = progress {
                     let mut last = self.last_line.lock().expect("lock");
                     if *last != Some((material, level)) && (level == 0 || level + 1 == levels) {
-                        eprintln!("{}", progress_text(material, progress));
+                        eprintln!("{text}");
                         *last = Some((material, level));
                     }
                 }
@@ -156,10 +178,15 @@ impl Reporter {
                 }
             }
             Event::Finished(summary) => {
+                self.estimate().finished(summary);
                 self.println(&summary_line(summary));
                 self.advance();
             }
         }
+    }
+
+    fn estimate(&self) -> std::sync::MutexGuard<'_, Estimate> {
+        self.estimate.lock().expect("estimate lock")
     }
 
     fn println(&self, line: &str) {
@@ -181,6 +208,88 @@ impl Reporter {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// The time a build has left, from the speed of the largest table it has
+/// built so far (seconds per position per side, writing included): every
+/// table still to build is expected to take its positions at that speed,
+/// the one being solved less the time it has had. Small tables' fixed
+/// costs make them far slower per position than large ones (KRvK 7 µs,
+/// KRBvKR 0.3 µs), so there is no estimate until a table of at least
+/// 1/[`GUIDE_FRACTION`] of the largest one left has been built: in a
+/// 5-piece set, the 4-piece tables with a pawn; before a six-piece table,
+/// its 5-piece sub-tables.
+#[derive(Debug, Default)]
+struct Estimate {
+    /// Positions per side of each table still to build.
+    left: HashMap<Material, u64>,
+    /// Positions per side and seconds of the largest table built.
+    largest: Option<(u64, f64)>,
+    /// The table being built, and when it started.
+    current: Option<(Material, Instant)>,
+}
+
+impl Estimate {
+    fn plan(&mut self, plan: &[Material]) {
+        self.left = plan.iter().map(|&m| (m, Layout::new(m).size())).collect();
+    }
+
+    fn skipped(&mut self, material: Material) {
+        self.left.remove(&material);
+    }
+
+    fn started(&mut self, material: Material, now: Instant) {
+        if self.current.is_none_or(|(m, _)| m != material) {
+            self.current = Some((material, now));
+        }
+    }
+
+    fn finished(&mut self, summary: &Summary) {
+        self.left.remove(&summary.material);
+        self.current = None;
+        if self.largest.is_none_or(|(n, _)| summary.positions >= n) {
+            self.largest = Some((summary.positions, summary.seconds));
+        }
+    }
+
+    /// Seconds left at `now`, once a table large enough to go by has
+    /// been built.
+    fn seconds_left(&self, now: Instant) -> Option<f64> {
+        let (positions, seconds) = self.largest?;
+        let largest_left = self.left.values().max().copied().unwrap_or(0);
+        if positions.saturating_mul(GUIDE_FRACTION) < largest_left {
+            return None;
+        }
+        let per_position = seconds / positions as f64;
+        Some(
+            self.left
+                .iter()
+                .map(|(&material, &n)| {
+                    let expected = n as f64 * per_position;
+                    match self.current {
+                        Some((m, start)) if m == material => {
+                            (expected - (now - start).as_secs_f64()).max(0.0)
+                        }
+                        _ => expected,
+                    }
+                })
+                .sum(),
+        )
+    }
+}
+
+/// How much smaller than the largest table left a table built may be and
+/// still give the speed (see [`Estimate`]).
+const GUIDE_FRACTION: u64 = 64;
+
+/// "about 3 h 5 min", "about 12 min", "under a minute".
+fn duration_text(seconds: f64) -> String {
+    let minutes = (seconds / 60.0).round() as u64;
+    match minutes {
+        0 => "under a minute".to_owned(),
+        1..60 => format!("about {minutes} min"),
+        _ => format!("about {} h {} min", minutes / 60, minutes % 60),
     }
 }
 
@@ -240,6 +349,51 @@ fn summary_line(s: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_estimate_takes_the_largest_table_built_as_its_speed() {
+        let names = ["KQvK", "KRvK", "KQvKR", "KRvKP"].map(|n| n.parse::<Material>().expect("m"));
+        let [kqvk, krvk, kqvkr, krvkp] = names;
+        let size = |m: Material| Layout::new(m).size() as f64;
+        let mut estimate = Estimate::default();
+        estimate.plan(&names);
+        let start = Instant::now();
+        assert_eq!(estimate.seconds_left(start), None, "nothing built yet");
+        estimate.skipped(kqvk);
+        let built = |material: Material, seconds: f64| Summary {
+            material,
+            positions: size(material) as u64,
+            stats: Default::default(),
+            seconds,
+            bytes: 0,
+            path: PathBuf::new(),
+        };
+        estimate.started(krvk, start);
+        estimate.finished(&built(krvk, 1.0));
+        assert_eq!(
+            estimate.seconds_left(start),
+            None,
+            "KRvK is under 1/64 of KRvKP"
+        );
+        // The table being built counts less the time it has had.
+        estimate.started(kqvkr, start);
+        estimate.finished(&built(kqvkr, 100.0));
+        estimate.started(krvkp, start);
+        estimate.started(krvkp, start + Duration::from_secs(9));
+        let later = start + Duration::from_secs(3);
+        let left = size(krvkp) * 100.0 / size(kqvkr) - 3.0;
+        assert!((estimate.seconds_left(later).expect("known") - left).abs() < 1e-9);
+        let much_later = start + Duration::from_secs(100_000);
+        assert_eq!(estimate.seconds_left(much_later), Some(0.0));
+    }
+
+    #[test]
+    fn durations_are_rounded_to_minutes() {
+        assert_eq!(duration_text(29.0), "under a minute");
+        assert_eq!(duration_text(31.0), "about 1 min");
+        assert_eq!(duration_text(59.0 * 60.0), "about 59 min");
+        assert_eq!(duration_text(3.0 * 3600.0 + 5.0 * 60.0), "about 3 h 5 min");
+    }
 
     #[test]
     fn progress_names_pawn_levels_only_where_there_are_some() {
