@@ -86,6 +86,10 @@ pub struct PlanOptions {
     /// Whether each job searches piece orders harder
     /// (`generate --thorough-orders`).
     pub thorough_orders: bool,
+    /// A work directory for every job (`generate --work-dir`): the solver's
+    /// arrays and checkpoints, so that a killed job started again resumes
+    /// its table. On a cluster, a directory on the machine running the job.
+    pub work_dir: Option<String>,
 }
 
 /// One table's build.
@@ -143,6 +147,9 @@ pub fn render(
 ) -> Result<String, PlanError> {
     check_quotable("--dtz50", &options.dtz50)?;
     check_quotable("--out", &options.out)?;
+    if let Some(dir) = &options.work_dir {
+        check_quotable("--work-dir", dir)?;
+    }
     let file = |m: &Material| {
         Path::new(&options.out)
             .join(format!("{m}.{EXTENSION}"))
@@ -151,7 +158,7 @@ pub fn render(
     };
     let command = |table: &str, threads: &str| {
         format!(
-            "{} generate {table} --out {} --rule {} --threads {threads}{}",
+            "{} generate {table} --out {} --rule {} --threads {threads}{}{}",
             options.dtz50,
             options.out,
             options.rule,
@@ -159,7 +166,12 @@ pub fn render(
                 " --thorough-orders"
             } else {
                 ""
-            }
+            },
+            options
+                .work_dir
+                .as_ref()
+                .map(|dir| format!(" --work-dir {dir}"))
+                .unwrap_or_default()
         )
     };
     let mut text = format!(
@@ -270,6 +282,7 @@ mod tests {
             rule: Rule::Fifty,
             thorough_orders: false,
             threads: 1,
+            work_dir: None,
         }
     }
 
@@ -334,6 +347,29 @@ mod tests {
         assert!(make.contains(
             "\t/opt/bin/dtz50 generate KQvK --out tables --rule 50 --threads 1 --thorough-orders\n"
         ));
+    }
+
+    #[test]
+    fn jobs_pass_on_the_work_directory() {
+        let jobs = jobs(&["KQvK".parse().expect("material")]);
+        let working = PlanOptions {
+            work_dir: Some("/scratch/dtz50".into()),
+            ..options()
+        };
+        let ninja = render(&jobs, PlanFormat::Ninja, &working).expect("renders");
+        assert!(ninja.contains(
+            "  command = /opt/bin/dtz50 generate $table --out tables --rule 50 --threads 1 --work-dir /scratch/dtz50\n"
+        ));
+        let spaced = PlanOptions {
+            work_dir: Some("my work".into()),
+            ..options()
+        };
+        let err = render(&jobs, PlanFormat::Make, &spaced).expect_err("refused");
+        assert!(
+            err.to_string()
+                .starts_with("--work-dir 'my work' holds a character"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -41,6 +41,10 @@ pub struct PlanArgs {
     /// Each job searches piece orders harder (`generate --thorough-orders`).
     #[arg(long)]
     thorough_orders: bool,
+    /// Each job keeps its work arrays and checkpoints here
+    /// (`generate --work-dir`), so a killed job resumes its table.
+    #[arg(long, value_name = "DIR")]
+    work_dir: Option<String>,
 }
 
 /// Run `dtz50 plan`.
@@ -59,6 +63,7 @@ pub fn run(args: PlanArgs) -> Result<ExitCode> {
         rule: args.rule,
         threads: args.threads,
         thorough_orders: args.thorough_orders,
+        work_dir: args.work_dir,
     };
     let text = render(&jobs(&targets), args.format, &options)?;
     io::stdout().lock().write_all(text.as_bytes())?;
