@@ -348,14 +348,14 @@ mod tests {
     /// copy of each (every `nth`), gives the table of a solve without
     /// checkpoints; so does one whose checkpoint is damaged, which says so
     /// and starts over. Pawn levels (KPvK, under each rule: the jump to
-    /// ply L + 1 and past it) and a pawnless table (KQvKR).
+    /// ply L + 1 and past it) and a pawnless table (KRvK).
     #[test]
     fn a_solve_resumed_from_any_checkpoint_gives_the_same_table() {
         for (name, rule, nth) in [
-            ("KPvK", Rule::Fifty, 2),
-            ("KPvK", Rule::SeventyFive, 7),
-            ("KPvK", Rule::None, 7),
-            ("KQvKR", Rule::Fifty, 8),
+            ("KPvK", Rule::Fifty, 1),
+            ("KPvK", Rule::SeventyFive, 4),
+            ("KPvK", Rule::None, 4),
+            ("KRvK", Rule::Fifty, 1),
         ] {
             let material: Material = name.parse().expect("material");
             let plain = SolveOptions {
