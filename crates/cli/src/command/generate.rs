@@ -1,8 +1,8 @@
 //! `dtz50 generate`: build tables into a directory, with a progress bar on
 //! a terminal and one summary line per table otherwise. Either way the
 //! progress says which table, pawn level and ply the solver is in and,
-//! once a table is built, about how long the rest will take (see
-//! [`Estimate`]).
+//! once a table large enough to go by is built, about how long the rest
+//! will take (see [`Estimate`]).
 
 use std::{
     collections::HashMap,
