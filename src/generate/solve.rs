@@ -1225,22 +1225,15 @@ impl Solver<'_> {
 /// much again, and the table's bits, and the next one is written beside
 /// the last before it replaces it.
 fn work_space(cells: &TableCells, checkpoints: Option<&Checkpoints>) -> u64 {
-    let sizes = (0..cells.level_count()).map(|l| cells.level_size(l));
-    let per_side = if cells.is_packed() {
-        sizes.max()
-    } else {
-        Some(sizes.sum())
-    };
-    let arrays = 2 * per_side.unwrap_or(0);
+    let (largest, total) = (0..cells.level_count())
+        .map(|l| cells.level_size(l))
+        .fold((0, 0), |(largest, total), size| {
+            (largest.max(size), total + size)
+        });
+    let arrays = 2 * if cells.is_packed() { largest } else { total };
     match checkpoints {
         None => arrays,
-        Some(c) => {
-            let bits = (0..cells.level_count())
-                .map(|l| cells.level_size(l))
-                .sum::<u64>()
-                / 4;
-            (arrays + 2 * (arrays + bits)).saturating_sub(c.existing_bytes())
-        }
+        Some(c) => (arrays + 2 * (arrays + total / 4)).saturating_sub(c.existing_bytes()),
     }
 }
 
