@@ -8,7 +8,7 @@ mod options;
 
 use std::{io, process::ExitCode};
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, error::ErrorKind};
 
 use crate::{command::*, options::one_line};
 
@@ -44,10 +44,18 @@ enum Command {
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e)
+            if e.use_stderr()
+                && e.kind() != ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            eprintln!("{}", usage_error_line(&e));
+            return ExitCode::from(2);
+        }
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            // Help and version go to stdout (exit 0); help asked for by
+            // giving no subcommand goes to stderr (exit 2).
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
     let result = match cli.command {
@@ -68,6 +76,19 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Clap's usage error on one line: its message and tips, without the usage
+/// block ("error: unexpected argument '--x' found (try --help)").
+fn usage_error_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let parts: Vec<String> = text
+        .split("\n\n")
+        .filter(|block| !block.starts_with("Usage:") && !block.starts_with("For more information"))
+        .map(|block| block.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|block| !block.is_empty())
+        .collect();
+    format!("{} (try --help)", parts.join("; "))
 }
 
 /// Whether the error is stdout's reader having gone away (`dtz50 ... | head`).
