@@ -319,7 +319,7 @@ mod tests {
     use super::*;
     use crate::{
         generate::{
-            solve::{Progress, SolveOptions, solve},
+            solve::{Progress, SolveOptions, Unusable, solve},
             table::{Table, TableSet},
         },
         index::TableIndex,
@@ -429,7 +429,7 @@ mod tests {
             .expect("solves");
             assert_eq!(
                 heard.into_inner().expect("lock")[0],
-                Progress::CheckpointUnusable
+                Progress::CheckpointUnusable(Unusable::Damaged)
             );
             assert_same(
                 &reference,
@@ -437,5 +437,38 @@ mod tests {
                 &format!("{name} {rule} after a damaged checkpoint"),
             );
         }
+    }
+
+    /// A checkpoint that cannot be read (a directory in its place) is
+    /// reported with the reason, not as damaged, and the table is solved
+    /// from the start.
+    #[test]
+    fn an_unreadable_checkpoint_is_named_as_such() {
+        let material: Material = "KPvK".parse().expect("material");
+        let plain = SolveOptions::default();
+        let mut set = TableSet::new();
+        for sub in Material::with_dependencies(&[material]) {
+            if sub != material {
+                set.insert(solve(sub, &plain, &set, &|_| {}).expect("solves"));
+            }
+        }
+        let reference = solve(material, &plain, &set, &|_| {}).expect("solves");
+        let dir = tempfile::tempdir().expect("temp dir");
+        fs::create_dir(checkpoint_path(dir.path(), material, plain.rule)).expect("creates");
+        let options = SolveOptions {
+            work_dir: Some(dir.path().to_path_buf()),
+            checkpoint_every: Some(Duration::MAX),
+            ..plain.clone()
+        };
+        let heard = Mutex::new(Vec::new());
+        let table = solve(material, &options, &set, &|p| {
+            heard.lock().expect("lock").push(p);
+        })
+        .expect("solves");
+        assert_eq!(
+            heard.into_inner().expect("lock")[0],
+            Progress::CheckpointUnusable(Unusable::Unreadable(io::ErrorKind::IsADirectory))
+        );
+        assert_same(&reference, &table, "KPvK after an unreadable checkpoint");
     }
 }

@@ -35,7 +35,7 @@ pub use checkpoint::checkpoint_path;
 pub use plan::{
     Job, ParsePlanFormatError, PlanError, PlanFormat, PlanOptions, jobs, memory_estimate, render,
 };
-pub use solve::{Direction, Progress, SolveError, SolveOptions, solve};
+pub use solve::{Direction, Progress, SolveError, SolveOptions, Unusable, solve};
 pub use stats::stats;
 pub use table::{Table, TableSet};
 pub use values::FileValues;

@@ -264,10 +264,28 @@ pub enum Progress {
         /// The ply to run next.
         ply: i16,
     },
-    /// The checkpoint in the work directory cannot be used (damaged,
-    /// truncated, or written for another table or version): solving from
+    /// The checkpoint in the work directory cannot be used: solving from
     /// the start.
-    CheckpointUnusable,
+    CheckpointUnusable(Unusable),
+}
+
+/// Why a checkpoint in the work directory is not used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unusable {
+    /// Damaged, truncated, or written for another table or version.
+    Damaged,
+    /// Reading it failed with this kind of error (permission denied, ...).
+    Unreadable(io::ErrorKind),
+}
+
+impl Unusable {
+    /// The reason a failed checkpoint read gives.
+    fn of(error: &io::Error) -> Unusable {
+        match error.kind() {
+            io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => Unusable::Damaged,
+            kind => Unusable::Unreadable(kind),
+        }
+    }
 }
 
 /// Cells per unit of parallel work.
@@ -331,8 +349,8 @@ pub fn solve(
                 });
                 resume = Some(found);
             }
-            Err(_) => {
-                progress(Progress::CheckpointUnusable);
+            Err(error) => {
+                progress(Progress::CheckpointUnusable(Unusable::of(&error)));
                 cells = fresh_cells();
                 zeroing_reaches = fresh_bits()?;
             }

@@ -18,7 +18,7 @@ use clap::Args;
 use dtz50::{
     Material, Rule,
     format::{OrderSearch, SideStats},
-    generate::{Event, GenerateOptions, Progress, Summary, generate},
+    generate::{Event, GenerateOptions, Progress, Summary, Unusable, generate},
     index::Layout,
     probe::error_chain,
 };
@@ -141,7 +141,7 @@ impl Reporter {
             // Where a build picked up, a note like "skipped".
             Event::Solving(
                 material,
-                progress @ (Progress::Resumed { .. } | Progress::CheckpointUnusable),
+                progress @ (Progress::Resumed { .. } | Progress::CheckpointUnusable(_)),
             ) => self.println(&progress_text(material, progress)),
             // Progress that is worth a line of its own.
             Event::Solving(material, progress @ Progress::Checkpoint { .. }) => match &self.bar {
@@ -321,10 +321,13 @@ fn progress_text(material: Material, progress: Progress) -> String {
             "{material}: resumed from its checkpoint at pawn level {}/{levels}, ply {ply}",
             level + 1
         ),
-        Progress::CheckpointUnusable => format!(
+        Progress::CheckpointUnusable(Unusable::Damaged) => format!(
             "{material}: its checkpoint is damaged or from another table or version; \
              solving from the start"
         ),
+        Progress::CheckpointUnusable(Unusable::Unreadable(kind)) => {
+            format!("{material}: its checkpoint cannot be read ({kind}); solving from the start")
+        }
     }
 }
 
