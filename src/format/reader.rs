@@ -465,15 +465,16 @@ impl<S: Source> TableFile<S> {
         let (turn, range) = self.chunk_range(chunk);
         let reordered = section == Section::Dtz && self.to_dtz.is_some();
         if reordered || self.mirrored && turn == Color::Black {
-            // Each position read one at a time: its mirrored one, or its
-            // place in the DTZ stream's order.
+            // Each position's place in the stream: its mirrored one, or its
+            // place in the DTZ stream's order; the stream reads them sorted.
             let stream = self.stream(section, self.kept_place(turn, range.start).0)?;
-            return range
+            let places: Vec<u64> = range
                 .map(|index| {
                     let (kept_turn, kept) = self.kept_place(turn, index);
-                    stream.code_at(&self.source, self.stream_index(section, kept_turn, kept))
+                    self.stream_index(section, kept_turn, kept)
                 })
                 .collect();
+            return stream.codes_at(&self.source, &places);
         }
         let mut codes = self.stream(section, turn)?.codes(
             &self.source,

@@ -706,6 +706,48 @@ impl StreamReader {
         }
     }
 
+    /// The codes at `positions`, given in any order: sorted, so that each
+    /// block is decoded at most once, forward, for all the positions it
+    /// holds (for readers that go through a table in another order than
+    /// the stream's: a mirrored side, a DTZ stream in its own order).
+    pub(super) fn codes_at<S: Source + ?Sized>(
+        &self,
+        source: &S,
+        positions: &[u64],
+    ) -> Result<Vec<u16>, FormatError> {
+        let mut order: Vec<usize> = (0..positions.len()).collect();
+        order.sort_unstable_by_key(|&k| positions[k]);
+        let mut out = vec![0; positions.len()];
+        let mut next = 0;
+        while let Some(&k) = order.get(next) {
+            let (block, offset) = self.locate(source, positions[k])?;
+            let start = positions[k] - offset;
+            let count = u64::from(u16_at(
+                &self.table_bytes(source, self.counts_offset + 2 * block, 2)?,
+                0,
+            ));
+            let bytes = self.block(source, block)?;
+            let mut bits = Bits::new(&bytes[..bytes.len() - 2]);
+            // The symbol last decoded, standing for `at..at + span`.
+            let (mut symbol, mut at, mut span) = (0, start, 0);
+            while let Some(&k) = order.get(next) {
+                let position = positions[k];
+                if position >= start + count {
+                    break;
+                }
+                while position >= at + span {
+                    at += span;
+                    (symbol, span) = self
+                        .next_symbol(&mut bits)
+                        .ok_or_else(|| self.corrupt(block))?;
+                }
+                out[k] = self.descend(symbol, (position - at) as u32);
+                next += 1;
+            }
+        }
+        Ok(out)
+    }
+
     /// The next symbol of `bits` and the positions it stands for; `None`
     /// if the bits are no code or run past the payload. Small and inlined:
     /// a probe runs it for every symbol before its position.
