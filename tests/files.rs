@@ -204,7 +204,7 @@ fn legal_positions(header: &Header) -> u64 {
 
 /// `verify --deep` finds no inconsistent position in `material`'s file.
 fn assert_deep_check_passes(tb: &Tablebase, material: &Material) {
-    let report = deep_check(tb, material).expect("deep check runs");
+    let report = deep_check(tb, material, None).expect("deep check runs");
     assert_eq!(report.inconsistent, 0, "{material}: {:?}", report.examples);
 }
 
@@ -222,7 +222,7 @@ fn identical_pieces_read_the_same_in_every_order() {
     // `KkRR`), one index of each pair of distinct rook squares.
     assert_eq!(unsorted, 462 * 64 * 63 / 2);
     assert!(compared > 2_000_000, "{compared} positions compared");
-    let report = deep_check(&tb, &material).expect("deep check runs");
+    let report = deep_check(&tb, &material, None).expect("deep check runs");
     assert_eq!(report.inconsistent, 0, "{:?}", report.examples);
 }
 

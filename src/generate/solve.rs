@@ -1257,7 +1257,7 @@ fn work_space(cells: &TableCells, checkpoints: Option<&Checkpoints>) -> u64 {
 
 /// Check that `dir` has `bytes` free for the work arrays, so that a full
 /// disk is an error before the solve starts rather than part way through.
-fn ensure_space(dir: &Path, bytes: u64) -> io::Result<()> {
+pub(crate) fn ensure_space(dir: &Path, bytes: u64) -> io::Result<()> {
     let free = available_space(dir)?;
     if free < bytes {
         return Err(io::Error::new(

@@ -25,9 +25,10 @@
 //! position in every [`SAMPLE_EVERY`] is recomputed a second time through
 //! shakmaty's move generation and the probe API, as are positions whose
 //! value involves en passant. Memory: four bytes per position (stored and
-//! seeded values, both sides to move).
+//! seeded values, both sides to move), in RAM or, with a work directory,
+//! in files there that the kernel pages.
 
-use std::sync::Mutex;
+use std::{io, path::Path, sync::Mutex};
 
 use rayon::prelude::*;
 use shakmaty::{ByColor, Chess, Color, Position};
@@ -38,7 +39,7 @@ use crate::{
         cell::Cell,
         cells::CellArray,
         seed::{Search, Seeder},
-        solve::CHUNK,
+        solve::{CHUNK, ensure_space},
         values::FileValues,
     },
     index::{Layout, Placement, Reorder, TableIndex},
@@ -75,26 +76,38 @@ struct Counts {
     inconsistent: u64,
 }
 
-/// Recompute every position of `material` from its successors.
+/// Recompute every position of `material` from its successors. The four
+/// work arrays are anonymous memory, or with `work_dir` maps of unlinked
+/// files there, which the kernel pages to disk when memory runs short (a
+/// check of a table larger than the machine's memory).
 ///
 /// # Errors
-/// A missing or corrupt table (this one or a sub-table), or memory for the
-/// work arrays that cannot be had.
-pub fn deep_check(tables: &Tablebase, material: &Material) -> Result<DeepReport, ProbeError> {
+/// A missing or corrupt table (this one or a sub-table), memory for the
+/// work arrays that cannot be had, or a work directory without room for
+/// them.
+pub fn deep_check(
+    tables: &Tablebase,
+    material: &Material,
+    work_dir: Option<&Path>,
+) -> Result<DeepReport, ProbeError> {
     let table = tables.table(material)?;
     // The check numbers both sides as the file numbers White to move
     // (Black's stream may order its digits otherwise: see read_stored).
     let layout = table.layout(Color::White);
-    let path = tables.path_of(material);
-    let io_error = |e: std::io::Error| ProbeError::Io {
-        path: path.clone(),
+    let size = usize::try_from(layout.size()).expect("index space fits in memory");
+    let io_error = |e: io::Error| ProbeError::Io {
+        path: work_dir.map_or_else(|| tables.path_of(material), Path::to_path_buf),
         source: e,
     };
+    if let Some(dir) = work_dir {
+        ensure_space(dir, 4 * layout.size()).map_err(io_error)?;
+    }
     let array = || -> Result<CellArray, ProbeError> {
-        let size = usize::try_from(layout.size()).expect("index space fits in memory");
-        Ok(CellArray::new(
-            WorkArray::anonymous(size).map_err(io_error)?,
-        ))
+        let bytes = match work_dir {
+            Some(dir) => WorkArray::file_backed(dir, size),
+            None => WorkArray::anonymous(size),
+        };
+        Ok(CellArray::new(bytes.map_err(io_error)?))
     };
     let seeds = ByColor {
         white: array()?,
@@ -510,7 +523,7 @@ fn recompute(tables: &Tablebase, pos: &Chess) -> Result<Dtz, ProbeError> {
 
 #[cfg(test)]
 mod tests {
-    use std::fs::File;
+    use std::fs::{self, File};
 
     use shakmaty::Color;
 
@@ -526,8 +539,8 @@ mod tests {
     };
 
     /// Write KQvK into a temporary directory, optionally with one value
-    /// changed, and deep-check it.
-    fn check_kqvk(tamper: bool) -> DeepReport {
+    /// changed, and deep-check it (its work arrays in `work_dir` if given).
+    fn check_kqvk(tamper: bool, work_dir: Option<&Path>) -> DeepReport {
         let material: Material = "KQvK".parse().expect("material");
         let table = solve(
             material,
@@ -553,12 +566,12 @@ mod tests {
             Color::White,
             "the changed value is one the file keeps"
         );
-        deep_check(&tables, &material).expect("deep check runs")
+        deep_check(&tables, &material, work_dir).expect("deep check runs")
     }
 
     #[test]
     fn a_solved_table_is_consistent() {
-        let report = check_kqvk(false);
+        let report = check_kqvk(false, None);
         assert!(report.checked > 40_000);
         // One index in SAMPLE_EVERY, both sides to move where legal.
         assert_eq!(report.cross_checked, 47);
@@ -567,7 +580,7 @@ mod tests {
 
     #[test]
     fn a_wrong_value_is_found() {
-        let report = check_kqvk(true);
+        let report = check_kqvk(true, None);
         // The changed position itself, and predecessors that relied on it.
         assert!(report.inconsistent >= 1);
         assert!(
@@ -578,5 +591,22 @@ mod tests {
             "{:?}",
             report.examples
         );
+    }
+
+    /// Work arrays in a work directory give the same counts, the found
+    /// wrong values included, and leave nothing there.
+    #[test]
+    fn a_work_dir_gives_the_same_counts_and_is_left_empty() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        // The examples are the first found by parallel passes: compare
+        // the counts.
+        let counts = |r: DeepReport| (r.checked, r.cross_checked, r.inconsistent);
+        for tamper in [false, true] {
+            assert_eq!(
+                counts(check_kqvk(tamper, Some(dir.path()))),
+                counts(check_kqvk(tamper, None))
+            );
+        }
+        assert_eq!(fs::read_dir(dir.path()).expect("lists").count(), 0);
     }
 }

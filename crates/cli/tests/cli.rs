@@ -336,6 +336,63 @@ fn verify_deep_takes_a_bare_file_name() {
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("KQvK.dtz50: ok ("));
 }
 
+/// `verify --deep --work-dir DIR` keeps its arrays in files there: the same
+/// line as without, nothing left in DIR; a DIR that is not a directory, or
+/// the option without --deep, is a one-line error.
+#[test]
+fn verify_deep_pages_its_arrays_into_a_work_dir() {
+    let file = tables().path().join("KQvK.dtz50");
+    let verify = |extra: &[&std::ffi::OsStr]| {
+        let out = dtz50()
+            .arg("verify")
+            .arg(&file)
+            .args(extra)
+            .output()
+            .expect("runs");
+        (
+            out.status.code().expect("exit code"),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let work = tempfile::tempdir().expect("temp dir");
+    let in_ram = verify(&["--deep".as_ref()]);
+    assert_eq!(in_ram.0, 0, "{in_ram:?}");
+    assert!(in_ram.1.contains(": ok ("), "{in_ram:?}");
+    let paged = verify(&[
+        "--deep".as_ref(),
+        "--work-dir".as_ref(),
+        work.path().as_os_str(),
+    ]);
+    assert_eq!(paged, in_ram);
+    assert_eq!(std::fs::read_dir(work.path()).expect("lists").count(), 0);
+    let missing = work.path().join("missing");
+    assert_eq!(
+        verify(&[
+            "--deep".as_ref(),
+            "--work-dir".as_ref(),
+            missing.as_os_str()
+        ]),
+        (
+            2,
+            String::new(),
+            format!(
+                "error: work directory {} is not a directory\n",
+                missing.display()
+            )
+        )
+    );
+    let without_deep = verify(&["--work-dir".as_ref(), work.path().as_os_str()]);
+    assert_eq!(
+        (without_deep.0, without_deep.2.as_str()),
+        (
+            2,
+            "error: the following required arguments were not provided: \
+             --deep (try --help)\n"
+        )
+    );
+}
+
 #[test]
 fn verify_fails_on_a_corrupt_file() {
     let dir = tempfile::tempdir().expect("temp dir");

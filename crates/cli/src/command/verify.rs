@@ -21,6 +21,11 @@ pub struct VerifyArgs {
     /// values (sub-tables must be in the same directory).
     #[arg(long)]
     deep: bool,
+    /// With --deep: keep the check's work arrays (four bytes per position)
+    /// in files in this directory, which the kernel pages to disk, instead
+    /// of RAM (for tables larger than the machine's memory).
+    #[arg(long, value_name = "DIR", requires = "deep")]
+    work_dir: Option<PathBuf>,
     #[command(flatten)]
     threads: ThreadOptions,
 }
@@ -28,9 +33,15 @@ pub struct VerifyArgs {
 /// Run `dtz50 verify`.
 pub fn run(args: VerifyArgs) -> Result<ExitCode> {
     args.threads.apply()?;
+    if let Some(dir) = &args.work_dir
+        && !dir.is_dir()
+    {
+        bail!("work directory {} is not a directory", dir.display());
+    }
     let mut failures = 0;
     for file in table_files(&args.path)? {
-        match verify_file(&file, args.deep) {
+        let deep = args.deep.then_some(args.work_dir.as_deref());
+        match verify_file(&file, deep) {
             Ok(note) => say(format!("{}: ok{note}", file.display()))?,
             Err(e) => {
                 failures += 1;
@@ -45,15 +56,16 @@ pub fn run(args: VerifyArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Checksums and blocks; with `deep`, the recomputation from successors.
-fn verify_file(file: &Path, deep: bool) -> Result<String> {
+/// Checksums and blocks; with `deep` (and its work directory, if any), the
+/// recomputation from successors.
+fn verify_file(file: &Path, deep: Option<Option<&Path>>) -> Result<String> {
     let table = open_file(file)?;
     table
         .verify()
         .map_err(|source| dtz50::ProbeError::corrupt(file, source))?;
-    if !deep {
+    let Some(work_dir) = deep else {
         return Ok(String::new());
-    }
+    };
     let header = table.header();
     // A bare file name's parent is "", which names no directory.
     let dir = file
@@ -61,7 +73,7 @@ fn verify_file(file: &Path, deep: bool) -> Result<String> {
         .filter(|dir| !dir.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let tables = Tablebase::open(dir, header.rule)?;
-    let report = deep_check(&tables, &header.material)?;
+    let report = deep_check(&tables, &header.material, work_dir)?;
     if report.inconsistent > 0 {
         bail!(
             "{} of {} positions disagree with their successors; first: {}",
