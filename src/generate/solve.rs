@@ -82,7 +82,7 @@ use std::{
     io,
     ops::Range,
     path::{Path, PathBuf},
-    sync::atomic::{AtomicU64, Ordering},
+    sync::atomic::{AtomicU64, AtomicUsize, Ordering},
     time::Duration,
 };
 
@@ -229,12 +229,15 @@ impl From<ProbeError> for Stop {
 /// What the solver is doing, for progress displays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Progress {
-    /// Seeding pawn level `level` (0-based, of `levels`).
+    /// Seeding pawn level `level` (0-based, of `levels`): `percent` of
+    /// its positions done (0 as it starts, then every tenth).
     Seed {
         /// Levels done so far.
         level: usize,
         /// Levels in all.
         levels: usize,
+        /// How much of the level is seeded.
+        percent: u8,
     },
     /// Finished ply `ply` of pawn level `level`.
     Ply {
@@ -244,6 +247,11 @@ pub enum Progress {
         levels: usize,
         /// The ply just solved.
         ply: i16,
+        /// Positions (both sides to move) this ply decided.
+        decided: u64,
+        /// Positions of the level still undecided after it (those left at
+        /// the end are draws).
+        undecided: u64,
     },
     /// Wrote a checkpoint after ply `ply` of pawn level `level`.
     Checkpoint {
@@ -382,14 +390,21 @@ pub fn solve(
         let levels = levels.len();
         let step = |step| {
             progress(match step {
-                Step::Seed => Progress::Seed {
+                Step::Seed(percent) => Progress::Seed {
                     level: number,
                     levels,
+                    percent,
                 },
-                Step::Ply(ply) => Progress::Ply {
+                Step::Ply {
+                    ply,
+                    decided,
+                    undecided,
+                } => Progress::Ply {
                     level: number,
                     levels,
                     ply,
+                    decided,
+                    undecided,
                 },
                 Step::Checkpoint(ply) => Progress::Checkpoint {
                     level: number,
@@ -416,8 +431,12 @@ pub fn solve(
 /// What [`Solver::solve_level`] reports.
 #[derive(Debug, Clone, Copy)]
 enum Step {
-    Seed,
-    Ply(i16),
+    Seed(u8),
+    Ply {
+        ply: i16,
+        decided: u64,
+        undecided: u64,
+    },
     Checkpoint(i16),
 }
 
@@ -620,7 +639,7 @@ impl Solver<'_> {
         level: &Level,
         between: Option<Between>,
         checkpoints: Option<&Checkpoints>,
-        progress: &dyn Fn(Step),
+        progress: &(dyn Fn(Step) + Sync),
     ) -> Result<(), Stop> {
         let special = self.rule.limit().map(|l| l + 1);
         let (mut k, mut previous, mut undecided) = match between {
@@ -635,8 +654,7 @@ impl Solver<'_> {
                 b.undecided,
             ),
             None => {
-                progress(Step::Seed);
-                self.seed(level)?;
+                self.seed(level, progress)?;
                 for turn in Color::ALL {
                     self.settle_scanned(level, turn, Cell::ILLEGAL);
                 }
@@ -658,7 +676,11 @@ impl Solver<'_> {
                 }
             }
             let changed = result.changed();
-            progress(Step::Ply(k));
+            progress(Step::Ply {
+                ply: k,
+                decided: changed,
+                undecided: undecided.white + undecided.black,
+            });
             // Seeded cells hold ±1 (so ply 2 always runs) and, for
             // positions without quiet moves, ±(L + 1) (so ply L + 2
             // runs); otherwise a ply that changes nothing leaves the
@@ -884,36 +906,52 @@ impl Solver<'_> {
         self.cells.publish();
     }
 
-    fn seed(&self, level: &Level) -> Result<(), ProbeError> {
+    /// Seed every position of `level`, telling `progress` as it starts
+    /// and as each tenth of the level's chunks is done.
+    fn seed(&self, level: &Level, progress: &(dyn Fn(Step) + Sync)) -> Result<(), ProbeError> {
+        progress(Step::Seed(0));
         let seeder = Seeder::new(self.layout, self.rule, self, Search::All)?;
+        let chunks = level.chunks.len();
+        let done = AtomicUsize::new(0);
         let seeded = level.chunks.par_iter().try_for_each(|range| {
-            self.layout
-                .try_for_each_placement(range.clone(), |index, placement| {
-                    if self.sorted(index) != index {
-                        // Another index of this position is solved (see
-                        // `Solver::sorted`); this one gets its value at the
-                        // end and stays out of every pass until then.
-                        for turn in Color::ALL {
-                            self.store(turn, index, Cell::ILLEGAL);
-                        }
-                        return Ok(());
-                    }
-                    let cells = seeder.cells(&placement.squares)?;
-                    for turn in Color::ALL {
-                        let cell = match *cells.get(turn) {
-                            Some(cell) => cell,
-                            None => self.general_cell(placement, turn)?,
-                        };
-                        self.store(turn, index, cell);
-                        if self.decided_by_zeroing(cell, placement, turn) {
-                            self.zeroing_reaches.get(turn).set(index);
-                        }
-                    }
-                    Ok(())
-                })
+            let tenths = |n: usize| n * 10 / chunks;
+            let seeded_chunk = self.seed_chunk(&seeder, range);
+            let now = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if tenths(now) > tenths(now - 1) && now < chunks {
+                progress(Step::Seed((tenths(now) * 10) as u8));
+            }
+            seeded_chunk
         });
         self.publish();
         seeded
+    }
+
+    /// Seed the positions of one chunk.
+    fn seed_chunk(&self, seeder: &Seeder<'_>, range: &Range<u64>) -> Result<(), ProbeError> {
+        self.layout
+            .try_for_each_placement(range.clone(), |index, placement| {
+                if self.sorted(index) != index {
+                    // Another index of this position is solved (see
+                    // `Solver::sorted`); this one gets its value at the
+                    // end and stays out of every pass until then.
+                    for turn in Color::ALL {
+                        self.store(turn, index, Cell::ILLEGAL);
+                    }
+                    return Ok(());
+                }
+                let cells = seeder.cells(&placement.squares)?;
+                for turn in Color::ALL {
+                    let cell = match *cells.get(turn) {
+                        Some(cell) => cell,
+                        None => self.general_cell(placement, turn)?,
+                    };
+                    self.store(turn, index, cell);
+                    if self.decided_by_zeroing(cell, placement, turn) {
+                        self.zeroing_reaches.get(turn).set(index);
+                    }
+                }
+                Ok(())
+            })
     }
 
     /// The initial cell through shakmaty's move generation and

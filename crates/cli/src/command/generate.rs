@@ -164,7 +164,12 @@ impl Reporter {
                 };
                 if let Some(bar) = &self.bar {
                     bar.set_message(text);
-                } else if let Progress::Seed { level, levels } = progress {
+                } else if let Progress::Seed {
+                    level,
+                    levels,
+                    percent: 0,
+                } = progress
+                {
                     let mut last = self.last_line.lock().expect("lock");
                     if *last != Some((material, level)) && (level == 0 || level + 1 == levels) {
                         eprintln!("{text}");
@@ -293,18 +298,67 @@ fn duration_text(seconds: f64) -> String {
     }
 }
 
+/// " 40 %" once seeding is under way; nothing as it starts.
+fn percent_text(percent: u8) -> String {
+    match percent {
+        0 => String::new(),
+        p => format!(" {p} %"),
+    }
+}
+
+/// What a ply did: "1.2 M decided, 38.4 M undecided".
+fn ply_counts(decided: u64, undecided: u64) -> String {
+    format!(
+        "{} decided, {} undecided",
+        count_text(decided),
+        count_text(undecided)
+    )
+}
+
+/// A count in a few characters: 950, 12.3 k, 4.5 M, 3.94 G.
+fn count_text(n: u64) -> String {
+    match n {
+        0..10_000 => n.to_string(),
+        10_000..1_000_000 => format!("{:.1} k", n as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} M", n as f64 / 1e6),
+        _ => format!("{:.2} G", n as f64 / 1e9),
+    }
+}
+
 /// What the solver is doing, in words. Tables without pawns are solved in
 /// one piece, so they have no pawn levels to count.
 fn progress_text(material: Material, progress: Progress) -> String {
     match progress {
-        Progress::Seed { levels: 1, .. } => format!("{material}: seeding"),
-        Progress::Seed { level, levels } => {
-            format!("{material}: seeding pawn level {}/{levels}", level + 1)
-        }
-        Progress::Ply { levels: 1, ply, .. } => format!("{material}: ply {ply}"),
-        Progress::Ply { level, levels, ply } => {
-            format!("{material}: pawn level {}/{levels}, ply {ply}", level + 1)
-        }
+        Progress::Seed {
+            levels: 1, percent, ..
+        } => format!("{material}: seeding{}", percent_text(percent)),
+        Progress::Seed {
+            level,
+            levels,
+            percent,
+        } => format!(
+            "{material}: seeding pawn level {}/{levels}{}",
+            level + 1,
+            percent_text(percent)
+        ),
+        Progress::Ply {
+            levels: 1,
+            ply,
+            decided,
+            undecided,
+            ..
+        } => format!("{material}: ply {ply} ({})", ply_counts(decided, undecided)),
+        Progress::Ply {
+            level,
+            levels,
+            ply,
+            decided,
+            undecided,
+        } => format!(
+            "{material}: pawn level {}/{levels}, ply {ply} ({})",
+            level + 1,
+            ply_counts(decided, undecided)
+        ),
         Progress::Checkpoint { levels: 1, ply, .. } => {
             format!("{material}: checkpoint after ply {ply}")
         }
@@ -402,17 +456,35 @@ mod tests {
     fn progress_names_pawn_levels_only_where_there_are_some() {
         let kqvk: Material = "KQvK".parse().expect("material");
         let kpvk: Material = "KPvK".parse().expect("material");
-        let seed = |level, levels| Progress::Seed { level, levels };
-        assert_eq!(progress_text(kqvk, seed(0, 1)), "KQvK: seeding");
+        let seed = |level, levels, percent| Progress::Seed {
+            level,
+            levels,
+            percent,
+        };
+        assert_eq!(progress_text(kqvk, seed(0, 1, 0)), "KQvK: seeding");
+        assert_eq!(progress_text(kqvk, seed(0, 1, 40)), "KQvK: seeding 40 %");
         assert_eq!(
-            progress_text(kpvk, seed(2, 6)),
+            progress_text(kpvk, seed(2, 6, 0)),
             "KPvK: seeding pawn level 3/6"
         );
-        let ply = |level, levels, ply| Progress::Ply { level, levels, ply };
-        assert_eq!(progress_text(kqvk, ply(0, 1, 7)), "KQvK: ply 7");
+        let ply = |level, levels, ply| Progress::Ply {
+            level,
+            levels,
+            ply,
+            decided: 12_345,
+            undecided: 3_936_092_160,
+        };
+        assert_eq!(
+            progress_text(kqvk, ply(0, 1, 7)),
+            "KQvK: ply 7 (12.3 k decided, 3.94 G undecided)"
+        );
         assert_eq!(
             progress_text(kpvk, ply(1, 6, 7)),
-            "KPvK: pawn level 2/6, ply 7"
+            "KPvK: pawn level 2/6, ply 7 (12.3 k decided, 3.94 G undecided)"
+        );
+        assert_eq!(
+            [0, 9_999, 10_000, 999_949, 1_000_000, 45_600_000].map(count_text),
+            ["0", "9999", "10.0 k", "999.9 k", "1.0 M", "45.6 M"]
         );
     }
 }
