@@ -97,11 +97,12 @@ impl CellArray {
     /// Cells over `bytes` (all illegal until written).
     ///
     /// # Panics
-    /// If there are more than 2^32 positions.
+    /// If there are more than 2^32 positions (each is numbered in 32 bits:
+    /// the overflow map's keys, the solver's lists).
     pub fn new(bytes: WorkArray) -> CellArray {
         assert!(
-            u32::try_from(bytes.len()).is_ok(),
-            "index space fits in u32"
+            bytes.len() as u64 <= 1 << 32,
+            "an array of cells holds at most 2^32 positions"
         );
         CellArray {
             bytes,
@@ -550,6 +551,19 @@ impl TableCells {
     /// Positions per side in `level`.
     pub fn level_size(&self, level: usize) -> u64 {
         self.level_sizes[level]
+    }
+
+    /// The table's index of the position at `local` within the level of
+    /// `slices` (its slices in order): the inverse of [`TableCells::locate`].
+    #[inline]
+    pub fn index_in(&self, slices: &[usize], local: u32) -> u64 {
+        let local = u64::from(local);
+        match self.slice_shift {
+            None => local,
+            Some(shift) => {
+                ((slices[(local >> shift) as usize] as u64) << shift) | (local & ((1 << shift) - 1))
+            }
+        }
     }
 
     /// The level of `index` and the index within the level.

@@ -508,7 +508,8 @@ enum Frontier {
     /// Scan the level's cells for this value, of which each side to move
     /// has this many: the previous ply decided too many to list.
     Counted(Cell, ByColor<u64>),
-    /// The positions the previous ply decided, by side to move.
+    /// The positions the previous ply decided, by side to move (each by
+    /// its index within the level).
     Listed(ByColor<Vec<u32>>),
 }
 
@@ -548,6 +549,7 @@ impl Frontier {
 /// them would take more memory than the level's share allows (see
 /// [`LIST_CELLS_PER_ENTRY`]; the next ply then scans for their value).
 enum Found {
+    /// By index within the level.
     Listed(Vec<u32>),
     Counted(u64),
 }
@@ -892,13 +894,19 @@ impl Solver<'_> {
 
     /// Add listed positions of `turn` to `settled`.
     fn settle_listed(&self, turn: Color, list: &[u32]) {
+        let settled = self.settled.get(turn);
         list.par_iter()
-            .for_each(|&index| self.settle(turn, u64::from(index)));
+            .for_each(|&local| settled.set_aliased(local as usize, true));
     }
 
-    fn settle(&self, turn: Color, index: u64) {
-        let (_, local) = self.cells.locate(index);
-        self.settled.get(turn).set_aliased(local as usize, true);
+    /// The index within the open level of `index`, as lists keep it: a
+    /// level holds at most 2^32 positions (see [`CellArray::new`]) even
+    /// where the table's indices run past 2^32.
+    #[inline]
+    fn local(&self, index: u64) -> u32 {
+        let (level, local) = self.cells.locate(index);
+        debug_assert_eq!(level, self.level);
+        local as u32
     }
 
     /// Make out-of-range values written so far readable (between passes).
@@ -1000,8 +1008,8 @@ impl Solver<'_> {
                     .par_chunks(CHUNK as usize)
                     .map(|chunk| {
                         let mut out = Vec::new();
-                        for &index in chunk {
-                            visit(u64::from(index), &mut out);
+                        for &local in chunk {
+                            visit(self.cells.index_in(&level.slices, local), &mut out);
                         }
                         lister.keep(out)
                     })
@@ -1064,7 +1072,7 @@ impl Solver<'_> {
                     CellTest::Is(Cell::UNKNOWN_CURSED_WIN),
                     |index, out| {
                         if self.claim(winner, index, Cell(k)) {
-                            out.push(index as u32);
+                            out.push(self.local(index));
                         }
                     },
                 );
@@ -1112,7 +1120,7 @@ impl Solver<'_> {
                     });
                 if found {
                     self.decide(winner, index, Cell(k));
-                    out.push(index as u32);
+                    out.push(self.local(index));
                 }
             });
         }
@@ -1123,7 +1131,7 @@ impl Solver<'_> {
                 .quiet_moves(&placement, TableIndex(index), winner, |pred| {
                     let pred = self.sorted(pred);
                     if self.claim(winner, pred, Cell(k)) {
-                        out.push(pred as u32);
+                        out.push(self.local(pred));
                     }
                     true
                 });
@@ -1152,7 +1160,7 @@ impl Solver<'_> {
         {
             return self.scan_level(level, loser, CellTest::Undecided, |index, out| {
                 if self.lost_in(loser, k, index) {
-                    out.push(index as u32);
+                    out.push(self.local(index));
                 }
             });
         }
@@ -1200,7 +1208,7 @@ impl Solver<'_> {
             slice.set_aliased(offset, false);
             let index = range.start + offset as u64;
             if self.lost_in(loser, k, index) {
-                lost_now.push(index as u32);
+                lost_now.push(self.local(index));
             }
         }
         lost_now
