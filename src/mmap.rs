@@ -81,11 +81,6 @@ impl WorkArray {
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         &mut self.map[..self.len]
     }
-
-    /// Number of bytes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
 }
 
 /// Bytes free for an unprivileged user on the file system holding `dir`.
@@ -129,7 +124,7 @@ mod tests {
             WorkArray::anonymous(1000).expect("anonymous map"),
             WorkArray::file_backed(&std::env::temp_dir(), 1000).expect("file map"),
         ] {
-            assert_eq!(array.len(), 1000);
+            assert_eq!(array.bytes().len(), 1000);
             assert!(array.bytes().iter().all(|c| c.load(Ordering::Relaxed) == 0));
             array.bytes()[999].store(207, Ordering::Relaxed);
             assert_eq!(array.bytes()[999].load(Ordering::Relaxed), 207);

@@ -89,21 +89,13 @@ pub enum CellTest {
 #[derive(Debug)]
 pub struct CellArray {
     bytes: WorkArray,
-    overflow: RwLock<HashMap<u32, i16>>,
-    pending: Mutex<Vec<(u32, i16)>>,
+    overflow: RwLock<HashMap<u64, i16>>,
+    pending: Mutex<Vec<(u64, i16)>>,
 }
 
 impl CellArray {
     /// Cells over `bytes` (all illegal until written).
-    ///
-    /// # Panics
-    /// If there are more than 2^32 positions (each is numbered in 32 bits:
-    /// the overflow map's keys, the solver's lists).
     pub fn new(bytes: WorkArray) -> CellArray {
-        assert!(
-            bytes.len() as u64 <= 1 << 32,
-            "an array of cells holds at most 2^32 positions"
-        );
         CellArray {
             bytes,
             overflow: RwLock::new(HashMap::new()),
@@ -123,7 +115,7 @@ impl CellArray {
             None => {
                 let map = self.overflow.read().expect("overflow map lock");
                 Cell(
-                    *map.get(&(index as u32))
+                    *map.get(&index)
                         .expect("overflow values are published before they are read"),
                 )
             }
@@ -229,7 +221,7 @@ impl CellArray {
         self.pending
             .lock()
             .expect("pending lock")
-            .push((index as u32, cell.0));
+            .push((index, cell.0));
     }
 }
 
@@ -262,7 +254,7 @@ thread_local! {
 pub struct PackedCells {
     id: u64,
     chunks: Vec<Box<[u8]>>,
-    overflow: HashMap<u32, i16>,
+    overflow: HashMap<u64, i16>,
 }
 
 impl PackedCells {
@@ -307,7 +299,7 @@ impl PackedCells {
             Cell(
                 *self
                     .overflow
-                    .get(&(index as u32))
+                    .get(&index)
                     .expect("overflow values are published before packing"),
             )
         })
@@ -381,10 +373,10 @@ impl LevelCells {
 }
 
 /// Write the long values of one level and side.
-fn save_overflow<W: Write>(map: &HashMap<u32, i16>, out: &mut RecordWriter<W>) -> io::Result<()> {
+fn save_overflow<W: Write>(map: &HashMap<u64, i16>, out: &mut RecordWriter<W>) -> io::Result<()> {
     out.u64(map.len() as u64)?;
     for (&index, &value) in map {
-        out.u64(u64::from(index))?;
+        out.u64(index)?;
         out.u64(u64::from(value as u16))?;
     }
     Ok(())
@@ -394,16 +386,16 @@ fn save_overflow<W: Write>(map: &HashMap<u32, i16>, out: &mut RecordWriter<W>) -
 fn restore_overflow<R: Read>(
     input: &mut RecordReader<R>,
     size: usize,
-) -> io::Result<HashMap<u32, i16>> {
+) -> io::Result<HashMap<u64, i16>> {
     let count: usize = input.int()?;
     if count > size {
         return Err(invalid(format!("{count} long values for {size} cells")));
     }
     (0..count)
         .map(|_| {
-            let index: u32 = input.int()?;
+            let index = input.u64()?;
             let value: u16 = input.int()?;
-            if index as usize >= size {
+            if index >= size as u64 {
                 return Err(invalid(format!("a long value at {index} of {size} cells")));
             }
             Ok((index, value as i16))
@@ -473,6 +465,10 @@ impl TableCells {
     /// per level); no level is open yet. Finished levels are packed if
     /// `pack` (the solver packs tables of [`PACK_THRESHOLD`] positions or
     /// more).
+    ///
+    /// # Panics
+    /// If a level holds more than 2^32 positions: the solver lists a
+    /// level's positions by 32-bit index within it.
     pub fn new(layout: &Layout, levels: &[Vec<usize>], pack: bool) -> TableCells {
         let mut slice_place = vec![(0, 0); layout.slice_count()];
         for (level, slices) in levels.iter().enumerate() {
@@ -481,6 +477,11 @@ impl TableCells {
             }
         }
         let slice_size = layout.slice_size();
+        let level_sizes: Vec<u64> = levels.iter().map(|l| l.len() as u64 * slice_size).collect();
+        assert!(
+            level_sizes.iter().all(|&size| size <= 1 << 32),
+            "a level holds at most 2^32 positions"
+        );
         TableCells {
             slice_shift: (layout.slice_count() > 1).then(|| {
                 assert!(
@@ -490,7 +491,7 @@ impl TableCells {
                 slice_size.trailing_zeros()
             }),
             slice_place,
-            level_sizes: levels.iter().map(|l| l.len() as u64 * slice_size).collect(),
+            level_sizes,
             levels: levels.iter().map(|_| None).collect(),
             pack,
         }

@@ -900,7 +900,7 @@ impl Solver<'_> {
     }
 
     /// The index within the open level of `index`, as lists keep it: a
-    /// level holds at most 2^32 positions (see [`CellArray::new`]) even
+    /// level holds at most 2^32 positions (see [`TableCells::new`]) even
     /// where the table's indices run past 2^32.
     #[inline]
     fn local(&self, index: u64) -> u32 {
