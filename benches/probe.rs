@@ -58,7 +58,7 @@ fn probe(c: &mut Criterion) {
     // Safety: the reference files are read-only inputs that nothing
     // modifies or truncates while the benchmark runs (shakmaty-syzygy's
     // contract for memory-mapped tables). The only unsafe outside
-    // `src/storage.rs`, and in a benchmark, not in dtz50 itself.
+    // `src/mmap.rs`, and in a benchmark, not in dtz50 itself.
     let mut syzygy = unsafe { shakmaty_syzygy::Tablebase::<Chess>::with_mmap_filesystem() };
     let have_syzygy = syzygy.add_directory(&reference).is_ok();
 
