@@ -325,6 +325,33 @@ mod tests {
         index::TableIndex,
     };
 
+    /// `material`'s sub-tables and `material` itself, solved under
+    /// `options` (which name no work directory).
+    fn solved_without_checkpoints(material: Material, options: &SolveOptions) -> (TableSet, Table) {
+        let mut set = TableSet::new();
+        for sub in Material::with_dependencies(&[material]) {
+            if sub != material {
+                set.insert(solve(sub, options, &set, &|_| {}).expect("solves"));
+            }
+        }
+        let table = solve(material, options, &set, &|_| {}).expect("solves");
+        (set, table)
+    }
+
+    /// `material` solved under `options`, and the progress it reported.
+    fn solve_hearing(
+        material: Material,
+        options: &SolveOptions,
+        set: &TableSet,
+    ) -> (Table, Vec<Progress>) {
+        let heard = Mutex::new(Vec::new());
+        let table = solve(material, options, set, &|p| {
+            heard.lock().expect("lock").push(p);
+        })
+        .expect("solves");
+        (table, heard.into_inner().expect("lock"))
+    }
+
     /// Every cell and zeroing record of `a` and `b`.
     fn assert_same(a: &Table, b: &Table, what: &str) {
         for index in 0..a.layout().size() {
@@ -362,13 +389,7 @@ mod tests {
                 rule,
                 ..SolveOptions::default()
             };
-            let mut set = TableSet::new();
-            for sub in Material::with_dependencies(&[material]) {
-                if sub != material {
-                    set.insert(solve(sub, &plain, &set, &|_| {}).expect("solves"));
-                }
-            }
-            let reference = solve(material, &plain, &set, &|_| {}).expect("solves");
+            let (set, reference) = solved_without_checkpoints(material, &plain);
             let dir = tempfile::tempdir().expect("temp dir");
             let path = checkpoint_path(dir.path(), material, rule);
             let copies = Mutex::new(Vec::new());
@@ -400,12 +421,7 @@ mod tests {
             };
             for copy in copies.iter().step_by(nth) {
                 fs::copy(copy, &path).expect("copies");
-                let heard = Mutex::new(Vec::new());
-                let table = solve(material, &resuming, &set, &|p| {
-                    heard.lock().expect("lock").push(p);
-                })
-                .expect("solves");
-                let heard = heard.into_inner().expect("lock");
+                let (table, heard) = solve_hearing(material, &resuming, &set);
                 assert!(
                     matches!(heard[0], Progress::Resumed { .. }),
                     "{name} {rule} {}: {:?}",
@@ -422,15 +438,8 @@ mod tests {
             let middle = damaged.len() / 2;
             damaged[middle] ^= 0x10;
             fs::write(&path, damaged).expect("writes");
-            let heard = Mutex::new(Vec::new());
-            let table = solve(material, &resuming, &set, &|p| {
-                heard.lock().expect("lock").push(p);
-            })
-            .expect("solves");
-            assert_eq!(
-                heard.into_inner().expect("lock")[0],
-                Progress::CheckpointUnusable(Unusable::Damaged)
-            );
+            let (table, heard) = solve_hearing(material, &resuming, &set);
+            assert_eq!(heard[0], Progress::CheckpointUnusable(Unusable::Damaged));
             assert_same(
                 &reference,
                 &table,
@@ -446,13 +455,7 @@ mod tests {
     fn an_unreadable_checkpoint_is_named_as_such() {
         let material: Material = "KPvK".parse().expect("material");
         let plain = SolveOptions::default();
-        let mut set = TableSet::new();
-        for sub in Material::with_dependencies(&[material]) {
-            if sub != material {
-                set.insert(solve(sub, &plain, &set, &|_| {}).expect("solves"));
-            }
-        }
-        let reference = solve(material, &plain, &set, &|_| {}).expect("solves");
+        let (set, reference) = solved_without_checkpoints(material, &plain);
         let dir = tempfile::tempdir().expect("temp dir");
         fs::create_dir(checkpoint_path(dir.path(), material, plain.rule)).expect("creates");
         let options = SolveOptions {
@@ -460,13 +463,9 @@ mod tests {
             checkpoint_every: Some(Duration::MAX),
             ..plain.clone()
         };
-        let heard = Mutex::new(Vec::new());
-        let table = solve(material, &options, &set, &|p| {
-            heard.lock().expect("lock").push(p);
-        })
-        .expect("solves");
+        let (table, heard) = solve_hearing(material, &options, &set);
         assert_eq!(
-            heard.into_inner().expect("lock")[0],
+            heard[0],
             Progress::CheckpointUnusable(Unusable::Unreadable(io::ErrorKind::IsADirectory))
         );
         assert_same(&reference, &table, "KPvK after an unreadable checkpoint");

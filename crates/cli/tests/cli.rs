@@ -39,12 +39,12 @@ fn tables() -> &'static TempDir {
 }
 
 fn run(args: &[&str], dir: &Path) -> (i32, String, String) {
-    let out = dtz50()
-        .args(args)
-        .arg("--tables")
-        .arg(dir)
-        .output()
-        .expect("runs");
+    outcome(dtz50().args(args).arg("--tables").arg(dir))
+}
+
+/// The exit code, standard output and standard error of `command`.
+fn outcome(command: &mut Command) -> (i32, String, String) {
+    let out = command.output().expect("runs");
     (
         out.status.code().expect("exit code"),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -342,19 +342,7 @@ fn verify_deep_takes_a_bare_file_name() {
 #[test]
 fn verify_deep_pages_its_arrays_into_a_work_dir() {
     let file = tables().path().join("KQvK.dtz50");
-    let verify = |extra: &[&std::ffi::OsStr]| {
-        let out = dtz50()
-            .arg("verify")
-            .arg(&file)
-            .args(extra)
-            .output()
-            .expect("runs");
-        (
-            out.status.code().expect("exit code"),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    };
+    let verify = |extra: &[&std::ffi::OsStr]| outcome(dtz50().arg("verify").arg(&file).args(extra));
     let work = tempfile::tempdir().expect("temp dir");
     let in_ram = verify(&["--deep".as_ref()]);
     assert_eq!(in_ram.0, 0, "{in_ram:?}");
