@@ -732,6 +732,13 @@ impl Layout {
         !self.identical.is_empty()
     }
 
+    /// The runs of identical free pieces, as the bit shifts of their
+    /// digits, highest first, runs in order from the top of the index
+    /// (empty in tables without identical pieces).
+    pub fn identical_runs(&self) -> &[Vec<u32>] {
+        &self.identical
+    }
+
     /// The number of consecutive indices, a power of two, that every
     /// index shares with all its orders of identical free pieces (1 in
     /// tables without them): aligned blocks of this many indices hold

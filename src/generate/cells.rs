@@ -50,6 +50,7 @@ use crate::{
     generate::{
         cell::Cell,
         record::{RecordReader, RecordWriter, invalid},
+        slots::Slots,
     },
     index::Layout,
     mmap::WorkArray,
@@ -447,14 +448,23 @@ impl TableBits {
 }
 
 /// Every cell of one table, both sides to move, level by level (see the
-/// module doc).
+/// module doc). A level keeps one cell per slot of its slices ([`Slots`]:
+/// one per position, where identical pieces give a position more than one
+/// index), the level's slices one after another.
 #[derive(Debug)]
 pub struct TableCells {
     /// log2 of the slice size, for pawn tables (one slice otherwise).
     slice_shift: Option<u32>,
+    /// Where a slice's positions keep their cells.
+    slots: Slots,
+    /// log2 of the slots per slice, where that is a power of two (tables
+    /// without identical pieces).
+    slots_shift: Option<u32>,
     /// For each slice: its level and its place among the level's slices.
     slice_place: Vec<(u32, u32)>,
-    /// Positions per side in each level.
+    /// The slices of each level, in order.
+    level_slices: Vec<Vec<usize>>,
+    /// Positions (slots) per side in each level.
     level_sizes: Vec<u64>,
     levels: Vec<Option<ByColor<LevelCells>>>,
     pack: bool,
@@ -476,12 +486,16 @@ impl TableCells {
                 slice_place[slice] = (level as u32, place as u32);
             }
         }
-        let slice_size = layout.slice_size();
-        let level_sizes: Vec<u64> = levels.iter().map(|l| l.len() as u64 * slice_size).collect();
+        let slots = Slots::new(layout);
+        let level_sizes: Vec<u64> = levels
+            .iter()
+            .map(|l| l.len() as u64 * slots.per_slice())
+            .collect();
         assert!(
             level_sizes.iter().all(|&size| size <= 1 << 32),
             "a level holds at most 2^32 positions"
         );
+        let slice_size = layout.slice_size();
         TableCells {
             slice_shift: (layout.slice_count() > 1).then(|| {
                 assert!(
@@ -490,7 +504,13 @@ impl TableCells {
                 );
                 slice_size.trailing_zeros()
             }),
+            slots_shift: slots
+                .per_slice()
+                .is_power_of_two()
+                .then(|| slots.per_slice().trailing_zeros()),
+            slots,
             slice_place,
+            level_slices: levels.to_vec(),
             level_sizes,
             levels: levels.iter().map(|_| None).collect(),
             pack,
@@ -554,29 +574,41 @@ impl TableCells {
         self.level_sizes[level]
     }
 
-    /// The table's index of the position at `local` within the level of
-    /// `slices` (its slices in order): the inverse of [`TableCells::locate`].
+    /// Positions (slots) per slice.
+    pub fn slice_slots(&self) -> u64 {
+        self.slots.per_slice()
+    }
+
+    /// The table's index of the position at `local` within `level` (with
+    /// its identical pieces sorted): the inverse of [`TableCells::locate`].
     #[inline]
-    pub fn index_in(&self, slices: &[usize], local: u32) -> u64 {
-        let local = u64::from(local);
+    pub fn index_in(&self, level: usize, local: u64) -> u64 {
         match self.slice_shift {
-            None => local,
+            None => self.slots.offset(local),
             Some(shift) => {
-                ((slices[(local >> shift) as usize] as u64) << shift) | (local & ((1 << shift) - 1))
+                let per_slice = self.slots.per_slice();
+                let (place, slot) = match self.slots_shift {
+                    Some(bits) => (local >> bits, local & ((1 << bits) - 1)),
+                    None => (local / per_slice, local % per_slice),
+                };
+                let slice = self.level_slices[level][place as usize];
+                ((slice as u64) << shift) | self.slots.offset(slot)
             }
         }
     }
 
-    /// The level of `index` and the index within the level.
-    #[inline]
+    /// The level of `index` and the position's place within the level
+    /// (the same for every order of its identical pieces).
+    #[inline(always)]
     pub fn locate(&self, index: u64) -> (usize, u64) {
         match self.slice_shift {
-            None => (0, index),
+            None => (0, self.slots.slot(index)),
             Some(shift) => {
                 let (level, place) = self.slice_place[(index >> shift) as usize];
                 (
                     level as usize,
-                    (u64::from(place) << shift) | (index & ((1 << shift) - 1)),
+                    u64::from(place) * self.slots.per_slice()
+                        + self.slots.slot(index & ((1 << shift) - 1)),
                 )
             }
         }

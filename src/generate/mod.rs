@@ -8,6 +8,8 @@
 //! * [`solve()`] — solve one table in memory from its sub-tables (module
 //!   `solve`: the retrograde passes; `seed`: the first values from zeroing
 //!   moves; `cells` and `cell`: the one-byte work arrays and their codes;
+//!   `slots`: where a position's cell lives, one per position where
+//!   identical pieces give it more than one index;
 //!   `checkpoint` and `record`: the state written between plies, from
 //!   which a stopped build resumes, see [`checkpoint_path`]);
 //! * [`stats()`] — counts and longest DTZ of a solved table;
@@ -24,6 +26,7 @@ mod checkpoint;
 mod plan;
 mod record;
 mod seed;
+mod slots;
 mod solve;
 mod stats;
 mod table;

@@ -52,11 +52,13 @@
 //!
 //! Identical pieces (KRRvKR's two rooks) are not merged in the index, so
 //! each such position has an index per order of their squares. Only the
-//! index with their squares sorted is seeded and solved: every move and
-//! unmove is mapped to it ([`Layout::sorted_identical`], a few shifts), and
-//! the other orders are copied from it when the level is finalized. That
-//! halves the work of these tables (KRRvKR, KBBvKN, KNNvK*), as the seed
-//! and the plies otherwise solved every such position twice.
+//! index with their squares sorted is seeded ([`Layout::sorted_identical`])
+//! and has a cell, which every order reads and writes: cells and the
+//! level's bits are kept by *slot*, one per position (see the `slots`
+//! module). That halves the work and the memory of these tables (KRRvKR,
+//! KBBvKN, KNNvK*; KRNvKNN's 7.75 G indices a side are 3.94 G positions),
+//! as the seed and the plies would otherwise solve every such position
+//! twice and keep both.
 //!
 //! As a position gets its final value, the solver records one bit: whether
 //! its best zeroing move reaches that value's WDL (an `UNKNOWN_*` code of
@@ -310,14 +312,13 @@ pub fn solve(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Result<Table, SolveError> {
     let layout = Layout::new(material);
-    let levels = levels(&layout);
+    let slices = level_slices(&layout);
     let allocate = |size| match &options.work_dir {
         Some(dir) => WorkArray::file_backed(dir, size),
         None => WorkArray::anonymous(size),
     };
     let io_error = |source| SolveError::Io { material, source };
-    let slices: Vec<Vec<usize>> = levels.iter().map(|l| l.slices.clone()).collect();
-    let pack = levels.len() > 1 && layout.size() >= PACK_THRESHOLD;
+    let pack = slices.len() > 1 && layout.size() >= PACK_THRESHOLD;
     let fresh_cells = || TableCells::new(&layout, &slices, pack);
     let fresh_bits = || -> Result<ByColor<TableBits>, SolveError> {
         Ok(ByColor {
@@ -326,6 +327,10 @@ pub fn solve(
         })
     };
     let mut cells = fresh_cells();
+    let levels: Vec<Level> = slices
+        .iter()
+        .map(|s| Level::new(s.len(), cells.slice_slots()))
+        .collect();
     let mut zeroing_reaches = fresh_bits()?;
     let checkpoints =
         options
@@ -343,7 +348,8 @@ pub fn solve(
                 )
             });
     if let Some(dir) = &options.work_dir {
-        ensure_space(dir, work_space(&cells, checkpoints.as_ref())).map_err(io_error)?;
+        ensure_space(dir, work_space(&cells, layout.size(), checkpoints.as_ref()))
+            .map_err(io_error)?;
     }
     let mut resume = None;
     if let Some(checkpoints) = &checkpoints {
@@ -440,31 +446,21 @@ enum Step {
     Checkpoint(i16),
 }
 
-/// Levels, most advanced pawns first (one level for pawnless tables).
-fn levels(layout: &Layout) -> Vec<Level> {
+/// The slices of each level, most advanced pawns first (one level for
+/// pawnless tables).
+fn level_slices(layout: &Layout) -> Vec<Vec<usize>> {
     let mut by_level: Vec<(u8, usize)> = (0..layout.slice_count())
         .map(|s| (layout.slice_level(s), s))
         .collect();
     by_level.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let size = layout.slice_size();
-    let mut levels: Vec<Level> = Vec::new();
+    let mut levels: Vec<Vec<usize>> = Vec::new();
     let mut last = None;
     for (level, slice) in by_level {
         if last != Some(level) {
-            levels.push(Level {
-                slices: Vec::new(),
-                chunks: Vec::new(),
-            });
+            levels.push(Vec::new());
             last = Some(level);
         }
-        let current = levels.last_mut().expect("pushed");
-        current.slices.push(slice);
-        let (start, end) = (slice as u64 * size, (slice as u64 + 1) * size);
-        let mut at = start;
-        while at < end {
-            current.chunks.push(at..(at + CHUNK).min(end));
-            at += CHUNK;
-        }
+        levels.last_mut().expect("pushed").push(slice);
     }
     levels
 }
@@ -491,11 +487,30 @@ struct Solver<'a> {
     subtables: &'a (dyn StoredValues + Sync),
 }
 
-/// The positions of one pawn level: its slices, and the same cut into
-/// chunks (within slices) for parallel passes.
+/// The positions of one pawn level, cut into chunks for parallel passes:
+/// ranges of the level's cells ([`TableCells::locate`]), each within one
+/// slice, each starting at a multiple of 64 cells.
 struct Level {
-    slices: Vec<usize>,
     chunks: Vec<Range<u64>>,
+}
+
+impl Level {
+    /// The chunks of a level of `slices` slices of `slice_slots` cells.
+    fn new(slices: usize, slice_slots: u64) -> Level {
+        assert!(
+            slices == 1 || slice_slots.is_multiple_of(64),
+            "slices start at a multiple of 64 cells"
+        );
+        let chunks = (0..slices as u64)
+            .flat_map(|place| {
+                let (start, end) = (place * slice_slots, (place + 1) * slice_slots);
+                (start..end)
+                    .step_by(CHUNK as usize)
+                    .map(move |at| at..(at + CHUNK).min(end))
+            })
+            .collect();
+        Level { chunks }
+    }
 }
 
 /// Where a ply finds the positions valued `k - 1` that it starts from.
@@ -753,13 +768,14 @@ impl Solver<'_> {
         }
     }
 
-    /// The index the passes use for the position at `index`: in tables
-    /// with identical pieces (KRRvKR's rooks), one position has an index
-    /// per order of their squares, and solving each of them would do the
-    /// same work twice (six times for three). The seed, every pass and
-    /// every move and unmove work on the index with the squares sorted
-    /// ([`Layout::sorted_identical`]); the others hold `ILLEGAL` until
-    /// [`Solver::finalize`] copies the value over.
+    /// The index that stands for the position at `index`: in tables with
+    /// identical pieces (KRRvKR's rooks), one position has an index per
+    /// order of their squares, and solving each of them would do the same
+    /// work twice (six times for three). Only the index with the squares
+    /// sorted ([`Layout::sorted_identical`]) is seeded and has the
+    /// position's bit in the record of zeroing moves; every order shares
+    /// its cell and its bits in the level (see the `slots` module), so the
+    /// passes follow moves and unmoves without sorting.
     #[inline]
     fn sorted(&self, index: u64) -> u64 {
         self.layout.sorted_identical(index)
@@ -784,15 +800,11 @@ impl Solver<'_> {
         (self.open.get(turn), local)
     }
 
-    /// Run `visit` on every index of `range` (a chunk of the open level)
-    /// whose `turn` cell passes `test`, in order.
+    /// Run `visit` on the index of every cell of `range` (a chunk of the
+    /// open level) whose `turn` cell passes `test`, in order.
     fn find(&self, turn: Color, range: &Range<u64>, test: CellTest, mut visit: impl FnMut(u64)) {
-        // A chunk lies within one slice, so its indices are contiguous in
-        // the level's array too.
-        let (_, local) = self.cells.locate(range.start);
-        let len = range.end - range.start;
-        self.open.get(turn).find(local..local + len, test, |at| {
-            visit(range.start + (at - local))
+        self.open.get(turn).find(range.clone(), test, |local| {
+            visit(self.cells.index_in(self.level, local))
         });
     }
 
@@ -835,7 +847,7 @@ impl Solver<'_> {
             .zip(last.value())
             .is_some_and(|(zeroing, last)| wdl(zeroing) == wdl(last));
         if reaches {
-            self.zeroing_reaches.get(turn).set(index);
+            self.zeroing_reaches.get(turn).set(self.sorted(index));
         }
     }
 
@@ -867,25 +879,26 @@ impl Solver<'_> {
     }
 
     /// Add every `turn` cell of the level holding `value` to `settled`, a
-    /// word of bits at a time (a chunk covers whole words: its start and
-    /// length within the level are multiples of 64).
+    /// word of bits at a time (a chunk covers whole words: it starts at a
+    /// multiple of 64 cells, and ends at one or at the level's end).
     fn settle_scanned(&self, level: &Level, turn: Color, value: Cell) {
         let words = self.settled.get(turn).as_raw_slice();
         level.chunks.par_iter().for_each(|range| {
-            let (_, start) = self.cells.locate(range.start);
             let mut word: Option<(usize, u64)> = None;
-            self.find(turn, range, CellTest::Is(value), |index| {
-                let local = (start + index - range.start) as usize;
-                let (at, bit) = (local / 64, 1u64 << (local % 64));
-                word = match word {
-                    Some((w, bits)) if w == at => Some((w, bits | bit)),
-                    Some((w, bits)) => {
-                        words[w].fetch_or(bits, Ordering::Relaxed);
-                        Some((at, bit))
-                    }
-                    None => Some((at, bit)),
-                };
-            });
+            self.open
+                .get(turn)
+                .find(range.clone(), CellTest::Is(value), |local| {
+                    let local = local as usize;
+                    let (at, bit) = (local / 64, 1u64 << (local % 64));
+                    word = match word {
+                        Some((w, bits)) if w == at => Some((w, bits | bit)),
+                        Some((w, bits)) => {
+                            words[w].fetch_or(bits, Ordering::Relaxed);
+                            Some((at, bit))
+                        }
+                        None => Some((at, bit)),
+                    };
+                });
             if let Some((w, bits)) = word {
                 words[w].fetch_or(bits, Ordering::Relaxed);
             }
@@ -934,17 +947,16 @@ impl Solver<'_> {
         seeded
     }
 
-    /// Seed the positions of one chunk.
+    /// Seed the positions of one chunk (of the level's cells).
     fn seed_chunk(&self, seeder: &Seeder<'_>, range: &Range<u64>) -> Result<(), ProbeError> {
+        // The chunk's cells are the sorted indices of a range of indices.
+        let first = self.cells.index_in(self.level, range.start);
+        let last = self.cells.index_in(self.level, range.end - 1);
         self.layout
-            .try_for_each_placement(range.clone(), |index, placement| {
+            .try_for_each_placement(first..last + 1, |index, placement| {
                 if self.sorted(index) != index {
-                    // Another index of this position is solved (see
-                    // `Solver::sorted`); this one gets its value at the
-                    // end and stays out of every pass until then.
-                    for turn in Color::ALL {
-                        self.store(turn, index, Cell::ILLEGAL);
-                    }
+                    // Another order of this position's identical pieces,
+                    // which has no cell of its own (see `Solver::sorted`).
                     return Ok(());
                 }
                 let cells = seeder.cells(&placement.squares)?;
@@ -1009,7 +1021,7 @@ impl Solver<'_> {
                     .map(|chunk| {
                         let mut out = Vec::new();
                         for &local in chunk {
-                            visit(self.cells.index_in(&level.slices, local), &mut out);
+                            visit(self.cells.index_in(self.level, u64::from(local)), &mut out);
                         }
                         lister.keep(out)
                     })
@@ -1115,7 +1127,7 @@ impl Solver<'_> {
                 let mut found = false;
                 self.layout
                     .quiet_moves(&placement, TableIndex(index), winner, |next| {
-                        found = self.holds(winner.other(), self.sorted(next), target);
+                        found = self.holds(winner.other(), next, target);
                         !found
                     });
                 if found {
@@ -1129,7 +1141,6 @@ impl Solver<'_> {
             let placement = self.layout.decode(TableIndex(index));
             self.layout
                 .quiet_moves(&placement, TableIndex(index), winner, |pred| {
-                    let pred = self.sorted(pred);
                     if self.claim(winner, pred, Cell(k)) {
                         out.push(self.local(pred));
                     }
@@ -1174,7 +1185,7 @@ impl Solver<'_> {
             // the cells, and the forward check skips decided positions.
             self.layout
                 .quiet_moves(&placement, TableIndex(index), loser, |pred| {
-                    self.mark(loser, self.sorted(pred));
+                    self.mark(loser, pred);
                     true
                 });
         });
@@ -1192,23 +1203,21 @@ impl Solver<'_> {
         let parts: Vec<Vec<u32>> = level
             .chunks
             .par_iter()
-            .map(|range| lister.keep(self.candidate_losses(loser, k, range.clone())))
+            .map(|range| lister.keep(self.candidate_losses(loser, k, range)))
             .collect();
         lister.finish(parts)
     }
 
-    /// Forward-check the candidates in `range` (clearing their marks).
-    /// Returns the new losses.
-    fn candidate_losses(&self, loser: Color, k: i16, range: Range<u64>) -> Vec<u32> {
-        let bits = self.candidates.get(loser);
-        let (_, local) = self.cells.locate(range.start);
-        let slice = &bits[local as usize..(local + range.end - range.start) as usize];
+    /// Forward-check the candidates in `range` (cells of the level,
+    /// clearing their marks). Returns the new losses.
+    fn candidate_losses(&self, loser: Color, k: i16, range: &Range<u64>) -> Vec<u32> {
+        let bits = &self.candidates.get(loser)[range.start as usize..range.end as usize];
         let mut lost_now = Vec::new();
-        for offset in slice.iter_ones() {
-            slice.set_aliased(offset, false);
-            let index = range.start + offset as u64;
-            if self.lost_in(loser, k, index) {
-                lost_now.push(self.local(index));
+        for offset in bits.iter_ones() {
+            bits.set_aliased(offset, false);
+            let local = range.start + offset as u64;
+            if self.lost_in(loser, k, self.cells.index_in(self.level, local)) {
+                lost_now.push(local as u32);
             }
         }
         lost_now
@@ -1233,7 +1242,7 @@ impl Solver<'_> {
         let mut lost = true;
         self.layout
             .quiet_moves(&placement, TableIndex(index), loser, |next| {
-                let (_, local) = self.cells.locate(self.sorted(next));
+                let (_, local) = self.cells.locate(next);
                 lost = settled[local as usize];
                 lost
             });
@@ -1250,30 +1259,25 @@ impl Solver<'_> {
             .par_iter()
             .map(|range| {
                 let mut n = 0;
-                self.find(turn, range, test, |_| n += 1);
+                self.open.get(turn).find(range.clone(), test, |_| n += 1);
                 n
             })
             .sum()
     }
 
-    /// Turn what is still unknown into draws, and give every index that
-    /// the passes skipped (see [`Solver::sorted`]) the value of its sorted
-    /// twin.
+    /// Turn what is still unknown into draws. (An index in another order
+    /// of identical pieces has no cell of its own: it reads its sorted
+    /// index's, see [`Solver::sorted`].)
     fn finalize(&self, level: &Level) {
         level.chunks.par_iter().for_each(|range| {
             for turn in Color::ALL {
-                for index in range.clone() {
-                    let cell = self.load(turn, index);
-                    // The twin may be finalized by another thread at the
-                    // same time: it reads the same value either way.
-                    let last = match self.sorted(index) {
-                        sorted if sorted == index => cell.finalize(),
-                        sorted => self.load(turn, sorted).finalize(),
-                    };
+                let open = self.open.get(turn);
+                for local in range.clone() {
+                    let cell = open.load(local);
+                    let last = cell.finalize();
                     if last != cell {
-                        self.store(turn, index, last);
-                        // Unknown cells become draws (a twin's cell is not
-                        // unknown, and records nothing).
+                        open.store(local, last);
+                        let index = self.cells.index_in(self.level, local);
                         self.note_final(turn, index, cell, last);
                     }
                 }
@@ -1283,12 +1287,13 @@ impl Solver<'_> {
     }
 }
 
-/// Bytes the work directory needs for `cells`' arrays and `checkpoints`.
-/// Open levels of a packed table live on disk one at a time; a table that
-/// is not packed keeps every level's arrays. A checkpoint holds about as
-/// much again, and the table's bits, and the next one is written beside
-/// the last before it replaces it.
-fn work_space(cells: &TableCells, checkpoints: Option<&Checkpoints>) -> u64 {
+/// Bytes the work directory needs for `cells`' arrays and `checkpoints`
+/// of a table of `positions` indices per side. Open levels of a packed
+/// table live on disk one at a time; a table that is not packed keeps
+/// every level's arrays. A checkpoint holds about as much again, and the
+/// table's bits (one per index and side), and the next one is written
+/// beside the last before it replaces it.
+fn work_space(cells: &TableCells, positions: u64, checkpoints: Option<&Checkpoints>) -> u64 {
     let (largest, total) = (0..cells.level_count())
         .map(|l| cells.level_size(l))
         .fold((0, 0), |(largest, total), size| {
@@ -1297,7 +1302,7 @@ fn work_space(cells: &TableCells, checkpoints: Option<&Checkpoints>) -> u64 {
     let arrays = 2 * if cells.is_packed() { largest } else { total };
     match checkpoints {
         None => arrays,
-        Some(c) => (arrays + 2 * (arrays + total / 4)).saturating_sub(c.existing_bytes()),
+        Some(c) => (arrays + 2 * (arrays + positions / 4)).saturating_sub(c.existing_bytes()),
     }
 }
 
