@@ -457,9 +457,6 @@ pub struct TableCells {
     slice_shift: Option<u32>,
     /// Where a slice's positions keep their cells.
     slots: Slots,
-    /// log2 of the slots per slice, where that is a power of two (tables
-    /// without identical pieces).
-    slots_shift: Option<u32>,
     /// For each slice: its level and its place among the level's slices.
     slice_place: Vec<(u32, u32)>,
     /// The slices of each level, in order.
@@ -504,10 +501,6 @@ impl TableCells {
                 );
                 slice_size.trailing_zeros()
             }),
-            slots_shift: slots
-                .per_slice()
-                .is_power_of_two()
-                .then(|| slots.per_slice().trailing_zeros()),
             slots,
             slice_place,
             level_slices: levels.to_vec(),
@@ -586,11 +579,7 @@ impl TableCells {
         match self.slice_shift {
             None => self.slots.offset(local),
             Some(shift) => {
-                let per_slice = self.slots.per_slice();
-                let (place, slot) = match self.slots_shift {
-                    Some(bits) => (local >> bits, local & ((1 << bits) - 1)),
-                    None => (local / per_slice, local % per_slice),
-                };
+                let (place, slot) = self.slots.split(local);
                 let slice = self.level_slices[level][place as usize];
                 ((slice as u64) << shift) | self.slots.offset(slot)
             }
@@ -607,8 +596,10 @@ impl TableCells {
                 let (level, place) = self.slice_place[(index >> shift) as usize];
                 (
                     level as usize,
-                    u64::from(place) * self.slots.per_slice()
-                        + self.slots.slot(index & ((1 << shift) - 1)),
+                    self.slots.join(
+                        u64::from(place),
+                        self.slots.slot(index & ((1 << shift) - 1)),
+                    ),
                 )
             }
         }

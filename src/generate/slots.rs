@@ -106,6 +106,9 @@ pub(crate) struct Slots {
     low_bits: u32,
     /// Slots per slice.
     per_slice: u64,
+    /// log2 of `per_slice`, where that is a power of two (no identical
+    /// pieces).
+    per_slice_shift: Option<u32>,
     /// By run length: the runs' digits by rank (their bits as they stand
     /// in an index, shifted down to the run's lowest digit).
     unranked: [Vec<u32>; LONGEST_RUN + 1],
@@ -124,6 +127,7 @@ impl Slots {
                 fields: Vec::new(),
                 low_bits: 0,
                 per_slice: slice_size,
+                per_slice_shift: log2_exact(slice_size),
                 unranked: Default::default(),
             };
         };
@@ -162,6 +166,7 @@ impl Slots {
             fields,
             low_bits,
             per_slice,
+            per_slice_shift: log2_exact(per_slice),
             unranked,
         }
     }
@@ -170,6 +175,24 @@ impl Slots {
     /// reorder identical pieces.
     pub fn per_slice(&self) -> u64 {
         self.per_slice
+    }
+
+    /// The slot of a position of the slice at `place` among slices whose
+    /// slots lie one after another: `(place, slot)`, the inverse of
+    /// [`Slots::join`].
+    #[inline]
+    pub fn split(&self, slots: u64) -> (u64, u64) {
+        match self.per_slice_shift {
+            Some(bits) => (slots >> bits, slots & ((1 << bits) - 1)),
+            None => (slots / self.per_slice, slots % self.per_slice),
+        }
+    }
+
+    /// Where `slot` of the slice at `place` lies among slices whose slots
+    /// lie one after another.
+    #[inline(always)]
+    pub fn join(&self, place: u64, slot: u64) -> u64 {
+        place * self.per_slice + slot
     }
 
     /// The slot of `offset`, an index within a slice, in either order of
@@ -206,9 +229,22 @@ impl Slots {
     /// [`Slots::slot`] on sorted indices.
     #[inline]
     pub fn offset(&self, slot: u64) -> u64 {
-        if self.numbering == Numbering::Indices {
-            return slot;
+        match self.numbering {
+            Numbering::Indices => slot,
+            Numbering::Pair { shift } => {
+                let rest = slot >> shift;
+                let bits = self.unranked[2][(rest % PAIR_RUNS) as usize];
+                ((rest / PAIR_RUNS) << (shift + 12))
+                    | (u64::from(bits) << shift)
+                    | (slot & ((1 << shift) - 1))
+            }
+            Numbering::Fields => self.offset_by_fields(slot),
         }
+    }
+
+    /// [`Slots::offset`] field by field.
+    #[inline(never)]
+    fn offset_by_fields(&self, slot: u64) -> u64 {
         let mut offset = slot & ((1 << self.low_bits) - 1);
         let mut rest = slot >> self.low_bits;
         for &field in self.fields.iter().rev() {
@@ -223,6 +259,11 @@ impl Slots {
         }
         offset | (rest << self.top_shift)
     }
+}
+
+/// log2 of `n`, if `n` is a power of two.
+fn log2_exact(n: u64) -> Option<u32> {
+    n.is_power_of_two().then(|| n.trailing_zeros())
 }
 
 /// Sorted pairs of squares.
@@ -344,6 +385,13 @@ mod tests {
                     slots.slot(offset),
                     slots.slot_by_fields(offset),
                     "{name} {offset}"
+                );
+            }
+            for slot in (0..slots.per_slice()).step_by(7) {
+                assert_eq!(
+                    slots.offset(slot),
+                    slots.offset_by_fields(slot),
+                    "{name} {slot}"
                 );
             }
         }
