@@ -78,6 +78,50 @@ const PAIR_BITS: u32 = 9;
 const NONE16: u16 = u16::MAX;
 const NONE32: u32 = u32::MAX;
 
+/// A pawn table's slice numbers by pawn key ([`Layout::pawn_key`]).
+#[derive(Debug, Clone)]
+enum SliceLookup {
+    /// Entry by key, [`NONE32`] where no slice has it: 64^pawns entries, 1
+    /// MiB for three pawns.
+    Table(Vec<u32>),
+    /// The slices' keys, sorted, with their slice numbers: for four pawns,
+    /// whose table would take 64 MiB per layout.
+    Sorted(Vec<(u32, u32)>),
+}
+
+impl SliceLookup {
+    /// Most pawns looked up by [`SliceLookup::Table`].
+    const MOST_TABLE_PAWNS: usize = 3;
+
+    /// The lookup of `keys`, pairs of a pawn key and its slice, for
+    /// `pawns` pawns.
+    fn new(pawns: usize, mut keys: Vec<(u32, u32)>) -> SliceLookup {
+        if pawns <= Self::MOST_TABLE_PAWNS {
+            let mut table = vec![NONE32; 64usize.pow(pawns as u32)];
+            for (key, slice) in keys {
+                table[key as usize] = slice;
+            }
+            SliceLookup::Table(table)
+        } else {
+            keys.sort_unstable();
+            SliceLookup::Sorted(keys)
+        }
+    }
+
+    /// The slice of pawn key `key`, if a slice has it.
+    #[inline]
+    fn get(&self, key: usize) -> Option<u32> {
+        match self {
+            SliceLookup::Table(table) => table.get(key).copied().filter(|&s| s != NONE32),
+            SliceLookup::Sorted(keys) => {
+                let key = u32::try_from(key).ok()?;
+                let at = keys.binary_search_by_key(&key, |&(k, _)| k).ok()?;
+                Some(keys[at].1)
+            }
+        }
+    }
+}
+
 /// Canonical king pairs of pawnless tables.
 struct KingPairs {
     /// Pair number by `64 · wk + bk` (canonical squares), or `NONE16`.
@@ -221,7 +265,7 @@ pub struct Layout {
     pawns: usize,
     slices: Vec<[u8; MAX_PIECES]>,
     slice_levels: Vec<u8>,
-    slice_lookup: Vec<u32>,
+    slice_lookup: SliceLookup,
     slice_size: u64,
     /// Runs of identical free pieces (same colour and role, like the two
     /// rooks of KRRvKR), as bit shifts of their squares within an index,
@@ -592,7 +636,7 @@ impl Layout {
             pawns: pawns.len(),
             slices: Vec::new(),
             slice_levels: Vec::new(),
-            slice_lookup: Vec::new(),
+            slice_lookup: SliceLookup::Table(Vec::new()),
             slice_size,
             identical,
             order: order.to_vec(),
@@ -611,19 +655,28 @@ impl Layout {
             self.slice_levels.push(0);
             return;
         }
-        self.slice_lookup = vec![NONE32; 64usize.pow(self.pawns as u32)];
         let mut current = [0u8; MAX_PIECES];
-        self.enumerate_pawns(0, &mut current);
+        let mut keys = Vec::new();
+        self.enumerate_pawns(0, &mut current, &mut keys);
+        self.slice_lookup = SliceLookup::new(self.pawns, keys);
     }
 
-    fn enumerate_pawns(&mut self, slot: usize, current: &mut [u8; MAX_PIECES]) {
+    /// Number the slices from pawn slot `slot` on, `keys` gathering each
+    /// one's pawn key.
+    fn enumerate_pawns(
+        &mut self,
+        slot: usize,
+        current: &mut [u8; MAX_PIECES],
+        keys: &mut Vec<(u32, u32)>,
+    ) {
         if slot == self.pawns {
             let key = self.pawn_key(current);
             let mut mirrored = *current;
             self.mirror_pawns(&mut mirrored);
             if key <= self.pawn_key(&mirrored) {
                 let level = self.level_of(current);
-                self.slice_lookup[key] = u32::try_from(self.slices.len()).expect("few slices");
+                let slice = u32::try_from(self.slices.len()).expect("few slices");
+                keys.push((u32::try_from(key).expect("at most four pawns"), slice));
                 self.slices.push(*current);
                 self.slice_levels.push(level);
             }
@@ -640,7 +693,7 @@ impl Layout {
                 continue;
             }
             current[slot] = sq;
-            self.enumerate_pawns(slot + 1, current);
+            self.enumerate_pawns(slot + 1, current, keys);
         }
         current[slot] = 0;
     }
@@ -811,8 +864,8 @@ impl Layout {
                 }
                 pawns = mirrored;
             }
-            let slice = *self.slice_lookup.get(key.min(mirror_key))?;
-            if slice == NONE32 || pawns[..self.pawns].iter().any(|&p| !(8..56).contains(&p)) {
+            let slice = self.slice_lookup.get(key.min(mirror_key))?;
+            if pawns[..self.pawns].iter().any(|&p| !(8..56).contains(&p)) {
                 return None;
             }
             u64::from(slice)
@@ -1340,6 +1393,22 @@ mod tests {
     }
 
     #[test]
+    fn four_pawns_find_their_slices_in_sorted_keys() {
+        let l = layout("KPPPvKP");
+        assert!(matches!(l.slice_lookup, SliceLookup::Sorted(_)));
+        for (slice, pawns) in l.slices.iter().enumerate() {
+            let key = l.pawn_key(pawns);
+            assert_eq!(l.slice_lookup.get(key), Some(slice as u32), "{pawns:?}");
+            let mut mirrored = *pawns;
+            l.mirror_pawns(&mut mirrored);
+            if l.pawn_key(&mirrored) != key {
+                assert_eq!(l.slice_lookup.get(l.pawn_key(&mirrored)), None);
+            }
+        }
+        assert_eq!(l.slice_lookup.get(64usize.pow(4)), None);
+    }
+
+    #[test]
     fn pawn_slices_use_the_mirror() {
         let kpvk = layout("KPvK");
         assert_eq!(kpvk.slice_count(), 24);
@@ -1390,9 +1459,7 @@ mod tests {
     #[test]
     fn every_symmetry_maps_to_the_same_index() {
         let l = layout("KRvKN");
-        let p = Placement {
-            squares: [12, 50, 33, 7, 0],
-        };
+        let p = placement(&[12, 50, 33, 7]);
         let i = l.encode(&p).expect("legal kings");
         for xor in [0, 7, 56, 63] {
             for diagonal in [false, true] {
@@ -1430,7 +1497,7 @@ mod tests {
         ] {
             let l = layout(name);
             assert!(l.has_identical_pieces(), "{name}");
-            let i = l.encode(&Placement { squares }).expect("legal kings").0;
+            let i = l.encode(&placement(&squares)).expect("legal kings").0;
             let sorted = l.sorted_identical(i);
             assert_eq!(l.sorted_identical(sorted), sorted, "{name}");
             let p = l.decode(TableIndex(i));
@@ -1442,12 +1509,7 @@ mod tests {
         }
         let l = layout("KRBvKR");
         assert!(!l.has_identical_pieces());
-        let i = l
-            .encode(&Placement {
-                squares: [4, 60, 33, 7, 20],
-            })
-            .expect("legal")
-            .0;
+        let i = l.encode(&placement(&[4, 60, 33, 7, 20])).expect("legal").0;
         assert_eq!(l.sorted_identical(i), i);
     }
 
@@ -1762,6 +1824,15 @@ mod tests {
         }
     }
 
+    /// The placement of `squares`, in slot order (unused slots on a1).
+    fn placement(squares: &[u8]) -> Placement {
+        let mut p = Placement {
+            squares: [0; MAX_PIECES],
+        };
+        p.squares[..squares.len()].copy_from_slice(squares);
+        p
+    }
+
     fn check_round_trip(name: &str, seed: &[u8]) {
         let l = layout(name);
         let mut p = Placement {
@@ -1784,16 +1855,18 @@ mod tests {
         if !l.overlaps(&p) {
             assert_eq!(l.board(&q).occupied().count(), l.piece_count());
             // Same position up to symmetry: the same multiset of pieces
-            // and the same index again from the board.
+            // and the same index again from the board (up to the order of
+            // identical pieces).
             let back = l.placement(&l.board(&q)).expect("same material");
-            assert_eq!(l.encode(&back), Some(i));
+            let back = l.encode(&back).expect("legal").0;
+            assert_eq!(l.sorted_identical(back), l.sorted_identical(i.0));
         }
     }
 
     proptest! {
         #[test]
         fn encode_decode_round_trips(seed in proptest::collection::vec(any::<u8>(), MAX_PIECES)) {
-            for name in ["KRvK", "KBNvK", "KRBvKR", "KPvK", "KPvKP", "KPPvK", "KRPvKR", "KPPvKP"] {
+            for name in ["KRvK", "KBNvK", "KRBvKR", "KPvK", "KPvKP", "KPPvK", "KRPvKR", "KPPvKP", "KRNvKNN", "KPPPvKP"] {
                 check_round_trip(name, &seed);
             }
         }

@@ -1,6 +1,6 @@
 //! dtz50: chess endgame tablebases that know the fifty-move rule.
 //!
-//! dtz50 builds tables of up to five pieces holding, for both sides to
+//! dtz50 builds tables of up to six pieces holding, for both sides to
 //! move, the exact distance to zeroing (DTZ, in plies) and the five-valued
 //! WDL of the fifty-move rule (or the 75-move rule, or none), writes them as
 //! compressed, memory-mappable files, and answers the question an

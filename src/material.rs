@@ -24,7 +24,7 @@ use shakmaty::{Board, ByColor, ByRole, Color, Piece, Role};
 use thiserror::Error;
 
 /// The most pieces (kings included) dtz50 builds tables for.
-pub const MAX_PIECES: usize = 5;
+pub const MAX_PIECES: usize = 6;
 
 /// Roles in the order they are written and indexed: strongest first.
 pub const ROLE_ORDER: [Role; 6] = [
@@ -373,8 +373,8 @@ mod tests {
             Err(MaterialError::UnknownLetter { letter: 'x', .. })
         ));
         assert!(matches!(
-            "KQRBvKQ".parse::<Material>(),
-            Err(MaterialError::TooManyPieces { count: 6, .. })
+            "KQRBvKQR".parse::<Material>(),
+            Err(MaterialError::TooManyPieces { count: 7, .. })
         ));
     }
 

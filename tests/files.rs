@@ -424,10 +424,10 @@ fn missing_tables_and_unsupported_positions_are_named() {
         .expect_err("castling");
     assert!(matches!(err, ProbeError::CastlingRights), "{err}");
     let err = tb
-        .probe_dtz(&common::fen("7k/8/8/8/8/8/8/KQRBN3 w - - 0 1"))
+        .probe_dtz(&common::fen("7k/8/8/8/8/8/8/KQRBNR2 w - - 0 1"))
         .expect_err("too many");
     assert!(
-        matches!(err, ProbeError::TooManyPieces { count: 6 }),
+        matches!(err, ProbeError::TooManyPieces { count: 7 }),
         "{err}"
     );
 }

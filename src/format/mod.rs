@@ -183,6 +183,11 @@ pub const DTZ_BLOCK_LEN: u16 = 128;
 /// sub-table through, the deep check), at least: see
 /// [`TableFile::chunk_positions`].
 pub const CHUNK_POSITIONS: u64 = 1 << 16;
+/// Positions per side in a chunk, at most: the writer leaves out orders
+/// of the pieces whose identical pieces span more indices than this
+/// ([`crate::index::Layout::identical_span`]; a six-piece order with a
+/// pair above a king would make every chunk 2^33 positions).
+pub const MAX_CHUNK_POSITIONS: u64 = 1 << 27;
 /// File name extension of table files.
 pub const EXTENSION: &str = "dtz50";
 /// Header length in bytes.

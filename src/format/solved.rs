@@ -30,7 +30,7 @@ use rayon::prelude::*;
 use shakmaty::{ByColor, Color};
 
 use super::{
-    Section, StreamId,
+    MAX_CHUNK_POSITIONS, Section, StreamId,
     codes::{dtz_code, wdl_code},
     grammar::Grammar,
     stream::{SEGMENT, estimate_bytes, held_out_bytes, stream_grammar},
@@ -461,7 +461,11 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     // orders led by one king (KRBvKR's estimates chose `krRBK`, whose file
     // took 9 % more bytes than format 9's pair order): its kings stay a
     // pair.
-    let candidate = |i: usize| !large || !pawnless || held_out || kings_pair(i);
+    let candidate = |i: usize| {
+        let layout = Layout::with_order(material, &orders[i]).expect("an order it lists");
+        (!large || !pawnless || held_out || kings_pair(i))
+            && layout.identical_span() <= MAX_CHUNK_POSITIONS
+    };
     let first: Vec<[f64; 4]> = (0..orders.len())
         .into_par_iter()
         .map(|i| {

@@ -234,6 +234,16 @@ struct Packed {
     counts_len: usize,
 }
 
+/// The block count after one more block. A block holds at least 20 codes
+/// of at most [`MAX_CODE_LEN`] bits in 62 bytes, each code one position or
+/// more, so even a six-piece stream of 7.75 G positions has fewer than
+/// 2^29 blocks.
+fn next_block(count: u32) -> u32 {
+    count
+        .checked_add(1)
+        .expect("a stream has fewer than 2^32 blocks")
+}
+
 /// Cut the symbols into blocks: each block holds whole symbols' codes, at
 /// most [`MAX_SYMBOL_LEN`] positions, zero padding, then its CRC-16.
 fn pack_blocks(
@@ -265,7 +275,7 @@ fn pack_blocks(
         let len = lens[usize::from(s)];
         if bit + usize::from(length) > payload_bits || in_block + len > MAX_SYMBOL_LEN {
             finish(&mut block, in_block, &mut blocks);
-            block_count += 1;
+            block_count = next_block(block_count);
             bit = 0;
             in_block = 0;
         }
@@ -288,7 +298,7 @@ fn pack_blocks(
         position += u64::from(len);
     }
     finish(&mut block, in_block, &mut blocks);
-    block_count += 1;
+    block_count = next_block(block_count);
     debug_assert_eq!(position, n);
     let counts_len = counts.len();
     Packed {

@@ -472,10 +472,6 @@ impl TableCells {
     /// per level); no level is open yet. Finished levels are packed if
     /// `pack` (the solver packs tables of [`PACK_THRESHOLD`] positions or
     /// more).
-    ///
-    /// # Panics
-    /// If a level holds more than 2^32 positions: the solver lists a
-    /// level's positions by 32-bit index within it.
     pub fn new(layout: &Layout, levels: &[Vec<usize>], pack: bool) -> TableCells {
         let mut slice_place = vec![(0, 0); layout.slice_count()];
         for (level, slices) in levels.iter().enumerate() {
@@ -488,10 +484,6 @@ impl TableCells {
             .iter()
             .map(|l| l.len() as u64 * slots.per_slice())
             .collect();
-        assert!(
-            level_sizes.iter().all(|&size| size <= 1 << 32),
-            "a level holds at most 2^32 positions"
-        );
         let slice_size = layout.slice_size();
         TableCells {
             slice_shift: (layout.slice_count() > 1).then(|| {

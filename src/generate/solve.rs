@@ -525,7 +525,7 @@ enum Frontier {
     Counted(Cell, ByColor<u64>),
     /// The positions the previous ply decided, by side to move (each by
     /// its index within the level).
-    Listed(ByColor<Vec<u32>>),
+    Listed(ByColor<Vec<u64>>),
 }
 
 impl Frontier {
@@ -565,7 +565,7 @@ impl Frontier {
 /// [`LIST_CELLS_PER_ENTRY`]; the next ply then scans for their value).
 enum Found {
     /// By index within the level.
-    Listed(Vec<u32>),
+    Listed(Vec<u64>),
     Counted(u64),
 }
 
@@ -590,7 +590,7 @@ impl Found {
 }
 
 /// A pass lists at most one position per this many cells of the level
-/// (4 bytes each: the memory of one bit per cell). Tables that one side
+/// (8 bytes each: two bits of memory per cell). Tables that one side
 /// wins almost everywhere decide most of a level within a few plies, and
 /// lists of those positions took more memory than the cells themselves.
 const LIST_CELLS_PER_ENTRY: u64 = 32;
@@ -612,7 +612,7 @@ impl Lister {
 
     /// One chunk's positions: kept, or dropped (and counted) if the pass
     /// has decided too many to list.
-    fn keep(&self, part: Vec<u32>) -> Vec<u32> {
+    fn keep(&self, part: Vec<u64>) -> Vec<u64> {
         let n = part.len() as u64;
         if self.count.fetch_add(n, Ordering::Relaxed) + n > self.limit {
             Vec::new()
@@ -621,7 +621,7 @@ impl Lister {
         }
     }
 
-    fn finish(self, parts: Vec<Vec<u32>>) -> Found {
+    fn finish(self, parts: Vec<Vec<u64>>) -> Found {
         let count = self.count.into_inner();
         if count > self.limit {
             Found::Counted(count)
@@ -906,20 +906,20 @@ impl Solver<'_> {
     }
 
     /// Add listed positions of `turn` to `settled`.
-    fn settle_listed(&self, turn: Color, list: &[u32]) {
+    fn settle_listed(&self, turn: Color, list: &[u64]) {
         let settled = self.settled.get(turn);
         list.par_iter()
             .for_each(|&local| settled.set_aliased(local as usize, true));
     }
 
-    /// The index within the open level of `index`, as lists keep it: a
-    /// level holds at most 2^32 positions (see [`TableCells::new`]) even
-    /// where the table's indices run past 2^32.
+    /// The place within the open level of `index`, as lists keep it: 64
+    /// bits, for a pawnless six-piece table without identical pieces
+    /// (KQRvKBN) is one level of 7.75 G positions per side.
     #[inline]
-    fn local(&self, index: u64) -> u32 {
+    fn local(&self, index: u64) -> u64 {
         let (level, local) = self.cells.locate(index);
         debug_assert_eq!(level, self.level);
-        local as u32
+        local
     }
 
     /// Make out-of-range values written so far readable (between passes).
@@ -1007,7 +1007,7 @@ impl Solver<'_> {
         level: &Level,
         frontier: &Frontier,
         turn: Color,
-        visit: impl Fn(u64, &mut Vec<u32>) + Sync,
+        visit: impl Fn(u64, &mut Vec<u64>) + Sync,
     ) -> Found {
         match frontier {
             Frontier::Scan(value) | Frontier::Counted(value, _) => {
@@ -1015,13 +1015,13 @@ impl Solver<'_> {
             }
             Frontier::Listed(lists) => {
                 let lister = self.lister();
-                let parts: Vec<Vec<u32>> = lists
+                let parts: Vec<Vec<u64>> = lists
                     .get(turn)
                     .par_chunks(CHUNK as usize)
                     .map(|chunk| {
                         let mut out = Vec::new();
                         for &local in chunk {
-                            visit(self.cells.index_in(self.level, u64::from(local)), &mut out);
+                            visit(self.cells.index_in(self.level, local), &mut out);
                         }
                         lister.keep(out)
                     })
@@ -1049,10 +1049,10 @@ impl Solver<'_> {
         level: &Level,
         turn: Color,
         test: CellTest,
-        visit: impl Fn(u64, &mut Vec<u32>) + Sync,
+        visit: impl Fn(u64, &mut Vec<u64>) + Sync,
     ) -> Found {
         let lister = self.lister();
-        let parts: Vec<Vec<u32>> = level
+        let parts: Vec<Vec<u64>> = level
             .chunks
             .par_iter()
             .map(|range| {
@@ -1200,7 +1200,7 @@ impl Solver<'_> {
             );
         }
         let lister = self.lister();
-        let parts: Vec<Vec<u32>> = level
+        let parts: Vec<Vec<u64>> = level
             .chunks
             .par_iter()
             .map(|range| lister.keep(self.candidate_losses(loser, k, range)))
@@ -1210,14 +1210,14 @@ impl Solver<'_> {
 
     /// Forward-check the candidates in `range` (cells of the level,
     /// clearing their marks). Returns the new losses.
-    fn candidate_losses(&self, loser: Color, k: i16, range: &Range<u64>) -> Vec<u32> {
+    fn candidate_losses(&self, loser: Color, k: i16, range: &Range<u64>) -> Vec<u64> {
         let bits = &self.candidates.get(loser)[range.start as usize..range.end as usize];
         let mut lost_now = Vec::new();
         for offset in bits.iter_ones() {
             bits.set_aliased(offset, false);
             let local = range.start + offset as u64;
             if self.lost_in(loser, k, self.cells.index_in(self.level, local)) {
-                lost_now.push(local as u32);
+                lost_now.push(local);
             }
         }
         lost_now

@@ -58,7 +58,7 @@ pub struct TargetOptions {
     /// Tables, like KRPvKR (any side order, any case); their sub-tables
     /// are included.
     materials: Vec<String>,
-    /// Every table of up to N pieces (3-5).
+    /// Every table of up to N pieces (3-6).
     #[arg(long, value_name = "N")]
     pieces: Option<usize>,
 }

@@ -419,8 +419,8 @@ fn bad_input_is_one_line_and_exit_code_2() {
         "error: castling rights are not supported by tablebases",
     );
     assert_error(
-        &["probe", "7k/8/8/8/8/8/8/KQRBN3 w - - 0 1"],
-        "error: too many pieces: 6, tables have at most 5",
+        &["probe", "7k/8/8/8/8/8/8/KQRBNR2 w - - 0 1"],
+        "error: too many pieces: 7, tables have at most 6",
     );
     assert_error(
         &["probe", "8/8/8/8/8/2k5/8/KBN5 w - - 0 1"],
@@ -472,13 +472,13 @@ fn bad_input_is_one_line_and_exit_code_2() {
         "error: bad material 'KXvK': unknown piece letter 'x'"
     );
     let out = dtz50()
-        .args(["generate", "KQRBvKR"])
+        .args(["generate", "KQRBvKRB"])
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&out.stderr).trim_end(),
-        "error: bad material 'KQRBvKR': 6 pieces, at most 5 are supported"
+        "error: bad material 'KQRBvKRB': 7 pieces, at most 6 are supported"
     );
     let out = dtz50()
         .args(["probe", "--frobnicate"])

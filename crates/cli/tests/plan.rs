@@ -243,7 +243,7 @@ fn bad_plan_arguments_are_one_line_errors() {
         ),
         (
             vec!["plan", "--pieces", "9"],
-            "error: --pieces 9: tables have 3 to 5 pieces",
+            "error: --pieces 9: tables have 3 to 6 pieces",
         ),
         (
             vec!["plan"],

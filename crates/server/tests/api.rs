@@ -397,7 +397,7 @@ fn positions_the_tables_cannot_answer_are_unknown_with_their_moves_categorised()
     // A missing table (KQvKQ was not built), and too many pieces.
     for fen in [
         "4k3/8/8/1q6/8/8/6Q1/4K3 w - - 0 1",
-        "rnbqk3/8/8/8/8/8/8/4K3 w - - 0 1",
+        "rnbqkb2/8/8/8/8/8/8/4K3 w - - 0 1",
     ] {
         let v = standard(fen);
         assert_eq!(v["category"], json!("unknown"), "{fen}");

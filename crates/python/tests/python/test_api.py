@@ -118,7 +118,7 @@ def test_positions_python_chess_refuses_raise_key_error(tablebase, syzygy, fen):
         with pytest.raises(KeyError):
             tb.probe_wdl(board)
         assert tb.get_wdl(board) is None and tb.get_dtz(board) is None
-    with pytest.raises(KeyError, match="castling rights|up to 5 pieces"):
+    with pytest.raises(KeyError, match="castling rights|up to 6 pieces"):
         tablebase.probe_dtz(board)
     with pytest.raises(KeyError) as error:
         tablebase.probe(board)
