@@ -162,6 +162,7 @@ fn krbvkr_longest_dtz_matches_the_published_statistics() {
     let (_, ours) = tables(Rule::Fifty);
     let header = ours.table(&krbvkr()).expect("generated").header().clone();
     common::check_published_stats(&header);
+    assert_eq!(common::check_published_positions(ours, krbvkr()), 2);
     let (w, b) = (&header.stats.white, &header.stats.black);
     assert_eq!(w.longest_cursed_win, 117);
     assert!(

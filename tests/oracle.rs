@@ -142,9 +142,12 @@ fn run(stride: u64) {
             std::fs::copy(out.path().join(&name), dir.join(&name)).expect("copied");
         }
     });
+    let mut positions = 0;
     for material in &tables {
         common::check_published_stats(ours.table(material).expect("generated").header());
+        positions += common::check_published_positions(&ours, *material);
     }
+    assert!(positions > 0, "the statistics publish positions");
     eprintln!("generated {} tables in {solved:.1?}", tables.len());
     let mut total = Tally::default();
     for material in tables {

@@ -11,13 +11,18 @@
 //!
 //! For every `.dtz50` file in `DIR`: the longest DTZ values and which sides
 //! have cursed wins and blessed losses match `../shared/syzygy-stats-345.tsv`
-//! (see `common::check_published_stats`).
+//! (`syzygy-stats-6.tsv` for six pieces; see `common::check_published_stats`),
+//! and the positions published there have the published DTZ and outcome
+//! (`common::check_published_positions`).
 
 mod common;
 
 use std::path::PathBuf;
 
-use dtz50::probe::open_file;
+use dtz50::{
+    probe::{Tablebase, open_file},
+    value::Rule,
+};
 
 #[test]
 #[ignore = "needs DTZ50_TABLES, a directory of built tables"]
@@ -32,9 +37,15 @@ fn every_table_in_the_directory_matches_the_published_statistics() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no table files in {}", dir.display());
+    let tables = Tablebase::open(&dir, Rule::Fifty).expect("opens the directory");
+    let mut positions = 0;
     for file in &files {
         let table = open_file(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         common::check_published_stats(table.header());
+        positions += common::check_published_positions(&tables, table.header().material);
     }
-    eprintln!("{} tables match the published statistics", files.len());
+    eprintln!(
+        "{} tables and {positions} published positions match the published statistics",
+        files.len()
+    );
 }

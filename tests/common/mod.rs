@@ -161,13 +161,19 @@ pub fn wdl_of(w: shakmaty_syzygy::Wdl) -> dtz50::value::Wdl {
     }
 }
 
-/// The longest DTZ of a table equals Syzygy's published statistics
-/// (../shared/syzygy-stats-345.tsv): longest white win and cursed win,
-/// longest win with White to move, longest loss with Black to move; and
-/// the table has cursed wins and blessed losses, for each side to move,
-/// exactly where the statistics count some.
-pub fn check_published_stats(header: &dtz50::format::Header) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/syzygy-stats-345.tsv");
+/// Syzygy's published statistics for `material`'s table: the column names
+/// and the table's row, from ../shared/syzygy-stats-345.tsv (up to five
+/// pieces) or syzygy-stats-6.tsv. `None` (with a note on stderr) if the
+/// file is missing outside CI; a panic in CI.
+pub fn published_row(material: Material) -> Option<(Vec<String>, Vec<String>)> {
+    let file = if material.total() <= 5 {
+        "syzygy-stats-345.tsv"
+    } else {
+        "syzygy-stats-6.tsv"
+    };
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared")
+        .join(file);
     let Ok(tsv) = std::fs::read_to_string(&path) else {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
@@ -175,50 +181,135 @@ pub fn check_published_stats(header: &dtz50::format::Header) {
             path.display()
         );
         eprintln!("skipped: {} not found", path.display());
-        return;
+        return None;
     };
-    let columns: Vec<&str> = tsv.lines().next().expect("header").split('\t').collect();
-    let name = header.material.to_string();
-    let row: Vec<&str> = tsv
+    let split = |line: &str| line.split('\t').map(str::to_owned).collect::<Vec<_>>();
+    let columns = split(tsv.lines().next().expect("header"));
+    let name = material.to_string();
+    let row = tsv
         .lines()
         .find(|l| l.split('\t').next() == Some(name.as_str()))
-        .unwrap_or_else(|| panic!("{name} not in the statistics"))
-        .split('\t')
-        .collect();
-    let field = |column: &str| -> u64 {
-        let i = columns.iter().position(|c| *c == column).expect("column");
-        row[i].parse().unwrap_or(0)
+        .unwrap_or_else(|| panic!("{name} not in {file}"));
+    Some((columns, split(row)))
+}
+
+/// The longest DTZ of a table equals Syzygy's published statistics
+/// ([`published_row`]): longest white win and cursed win, longest win with
+/// White to move, longest loss with Black to move, and where the
+/// statistics give them (six pieces) Black's longest win and cursed win;
+/// and the table has cursed wins and blessed losses, for each side to
+/// move, exactly where the statistics count some.
+pub fn check_published_stats(header: &dtz50::format::Header) {
+    let Some((columns, row)) = published_row(header.material) else {
+        return;
+    };
+    let name = header.material.to_string();
+    let field = |column: &str| -> Option<u64> {
+        let i = columns.iter().position(|c| c == column)?;
+        Some(row[i].parse().unwrap_or(0))
     };
     let (w, b) = (&header.stats.white, &header.stats.black);
     // The generator's statistics count a mated position as lost in 0 plies;
     // its DTZ (ours, and shakmaty-syzygy's probe_dtz) is -1. Where mate is
     // the only loss (KNNvK, KBvKB, ...) that is the one difference.
     let btm_loss = b.longest_loss.max(b.longest_blessed_loss);
-    let ours = [
+    let mut ours = vec![
         w.longest_win.max(b.longest_loss),
         w.longest_cursed_win.max(b.longest_blessed_loss),
         w.longest_win.max(w.longest_cursed_win),
         if btm_loss == 1 { 0 } else { btm_loss },
-    ]
-    .map(u64::from);
-    let published = [
-        field("longest_white_win_ply"),
-        field("longest_white_cursed_ply"),
-        field("wtm_maxwin_ply"),
-        field("btm_maxlose_ply"),
     ];
+    let mut published: Vec<u64> = [
+        "longest_white_win_ply",
+        "longest_white_cursed_ply",
+        "wtm_maxwin_ply",
+        "btm_maxlose_ply",
+    ]
+    .map(|c| field(c).expect("column"))
+    .to_vec();
+    if let (Some(win), Some(cursed)) = (
+        field("longest_black_win_ply"),
+        field("longest_black_cursed_ply"),
+    ) {
+        ours.extend([
+            b.longest_win.max(w.longest_loss),
+            b.longest_cursed_win.max(w.longest_blessed_loss),
+        ]);
+        published.extend([win, cursed]);
+    }
+    let ours: Vec<u64> = ours.into_iter().map(u64::from).collect();
     assert_eq!(
         ours, published,
-        "{name}: longest (win, cursed, wtm win, btm loss)"
+        "{name}: longest (win, cursed, wtm win, btm loss[, black win, black cursed])"
     );
     // Counts by WDL are loss first: [L, BL, D, CW, W].
     let present = [w.counts[3], w.counts[1], b.counts[3], b.counts[1]].map(|c| c > 0);
     let published_present =
-        ["wtm_cwin", "wtm_closs", "btm_cwin", "btm_closs"].map(|c| field(c) > 0);
+        ["wtm_cwin", "wtm_closs", "btm_cwin", "btm_closs"].map(|c| field(c).expect("column") > 0);
     assert_eq!(
         present, published_present,
         "{name}: has (wtm cursed win, wtm blessed loss, btm cursed win, btm blessed loss)"
     );
+}
+
+/// The positions Syzygy's statistics publish for `material` (the longest
+/// win and cursed win, for White and, with six pieces, for Black) have,
+/// in `tables`, the published number of plies to zeroing and the
+/// published winner, cursed or not. Returns how many it checked.
+pub fn check_published_positions(tables: &Tablebase, material: Material) -> usize {
+    use dtz50::value::Wdl;
+    use shakmaty::{Color, Position};
+    let Some((columns, row)) = published_row(material) else {
+        return 0;
+    };
+    let cell = |column: &str| {
+        let i = columns.iter().position(|c| c == column)?;
+        Some(row[i].as_str()).filter(|text| !text.is_empty())
+    };
+    let mut checked = 0;
+    for (fens, plies, winner, cursed) in [
+        (
+            ["fen_longest", "fen_longest_white"],
+            "longest_white_win_ply",
+            Color::White,
+            false,
+        ),
+        (
+            ["fen_longest_cursed", "fen_longest_white_cursed"],
+            "longest_white_cursed_ply",
+            Color::White,
+            true,
+        ),
+        (
+            ["fen_longest_black", ""],
+            "longest_black_win_ply",
+            Color::Black,
+            false,
+        ),
+        (
+            ["fen_longest_black_cursed", ""],
+            "longest_black_cursed_ply",
+            Color::Black,
+            true,
+        ),
+    ] {
+        let Some(text) = fens.iter().find_map(|c| cell(c)) else {
+            continue;
+        };
+        let plies: i16 = cell(plies).expect("plies").parse().expect("a number");
+        let pos = fen(&format!("{text} 0 1"));
+        let dtz = tables.probe_dtz(&pos).expect("probes");
+        let wdl = tables.probe_wdl(&pos).expect("probes");
+        let expected = match (pos.turn() == winner, cursed) {
+            (true, false) => Wdl::Win,
+            (true, true) => Wdl::CursedWin,
+            (false, false) => Wdl::Loss,
+            (false, true) => Wdl::BlessedLoss,
+        };
+        assert_eq!((dtz.0.abs(), wdl), (plies, expected), "{material}: {text}");
+        checked += 1;
+    }
+    checked
 }
 
 /// A small deterministic generator (xorshift64*): the same positions, or
