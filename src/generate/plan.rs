@@ -20,18 +20,23 @@ use std::{fmt, path::Path, str::FromStr};
 
 use thiserror::Error;
 
-use crate::{format::EXTENSION, index::Layout, material::Material, value::Rule};
+use crate::{
+    format::EXTENSION, generate::slots::Slots, index::Layout, material::Material, value::Rule,
+};
 
 /// Bytes a build takes beyond its work arrays: the process, the writer's
 /// buffers, the sub-tables' pages it reads.
 const MEMORY_BASE: u64 = 64 << 20;
 
-/// Bytes a build takes per position of one side, at most: the solver's
-/// one-byte cells for both sides, its bit arrays and the writer's
-/// encoded segments (KRBvKR, 121 M positions per side: 359 MiB peak in
-/// format 10, the estimate 526 MiB; a pawn table keeps only its open
-/// levels, so less: KRPvKR, 402 M, about 433 MiB).
-const MEMORY_PER_POSITION: u64 = 4;
+/// Bytes a build takes per position of one side, at most, counting a
+/// position once where identical pieces give it several indices (the
+/// solver's cells are kept so: [`Slots`]): its one-byte cells for both
+/// sides, its bit arrays, the long DTZ values kept aside and the writer's
+/// encoded segments. Measured peaks: KRBvKR (121 M positions per side)
+/// 360 MiB, estimate 641 MiB; KRRvKR (61.5 M) 211 MiB; KRNvKNN (3.94 G)
+/// 16.2 GiB, estimate 18.4 GiB. A pawn table keeps only its open levels,
+/// so less (KRPvKR, 402 M, about 433 MiB).
+const MEMORY_PER_POSITION: u64 = 5;
 
 /// The engine a plan is written for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,10 +135,12 @@ pub fn jobs(targets: &[Material]) -> Vec<Job> {
         .collect()
 }
 
-/// Bytes of memory a build of `material` takes at most, from its index
-/// size: four bytes per position of one side, plus 64 MiB.
+/// Bytes of memory a build of `material` takes at most, from its
+/// positions: five bytes per position of one side, plus 64 MiB.
 pub fn memory_estimate(material: Material) -> u64 {
-    Layout::new(material.normalized()).size() * MEMORY_PER_POSITION + MEMORY_BASE
+    let layout = Layout::new(material.normalized());
+    let positions = Slots::new(&layout).per_slice() * layout.slice_count() as u64;
+    positions * MEMORY_PER_POSITION + MEMORY_BASE
 }
 
 /// `jobs` as a file for `format`, every path as given in `options`.
@@ -309,10 +316,15 @@ mod tests {
     }
 
     #[test]
-    fn memory_counts_four_bytes_a_position_and_64_mib() {
-        let kqvk: Material = "KQvK".parse().expect("material");
+    fn memory_counts_five_bytes_a_position_and_64_mib() {
+        let estimate = |name: &str| memory_estimate(name.parse().expect("material"));
         // 462 king pairs × 64 squares.
-        assert_eq!(memory_estimate(kqvk), 462 * 64 * 4 + (64 << 20));
+        assert_eq!(estimate("KQvK"), 462 * 64 * 5 + (64 << 20));
+        // The rooks' squares: 2,080 sorted pairs, not 64 × 64.
+        assert_eq!(estimate("KRRvK"), 462 * 2080 * 5 + (64 << 20));
+        // KRNvKNN fits a 24 GiB machine.
+        assert_eq!(estimate("KRNvKNN"), 462 * 64 * 64 * 2080 * 5 + (64 << 20));
+        assert!(estimate("KRNvKNN") < 20 << 30);
     }
 
     #[test]
