@@ -38,6 +38,7 @@ pub use checkpoint::checkpoint_path;
 pub use plan::{
     Job, ParsePlanFormatError, PlanError, PlanFormat, PlanOptions, jobs, memory_estimate, render,
 };
+pub use slots::solved_positions;
 pub use solve::{Direction, Progress, SolveError, SolveOptions, Unusable, solve};
 pub use stats::stats;
 pub use table::{Table, TableSet};

@@ -21,7 +21,7 @@ use std::{fmt, path::Path, str::FromStr};
 use thiserror::Error;
 
 use crate::{
-    format::EXTENSION, generate::slots::Slots, index::Layout, material::Material, value::Rule,
+    format::EXTENSION, generate::slots::solved_positions, material::Material, value::Rule,
 };
 
 /// Bytes a build takes beyond its work arrays: the process, the writer's
@@ -30,7 +30,7 @@ const MEMORY_BASE: u64 = 64 << 20;
 
 /// Bytes a build takes per position of one side, at most, counting a
 /// position once where identical pieces give it several indices (the
-/// solver's cells are kept so: [`Slots`]): its one-byte cells for both
+/// solver's cells are kept so: [`solved_positions`]): its one-byte cells for both
 /// sides, its bit arrays, the long DTZ values kept aside and the writer's
 /// encoded segments. Measured peaks: KRBvKR (121 M positions per side)
 /// 360 MiB, estimate 641 MiB; KRRvKR (61.5 M) 211 MiB; KRNvKNN (3.94 G)
@@ -138,9 +138,7 @@ pub fn jobs(targets: &[Material]) -> Vec<Job> {
 /// Bytes of memory a build of `material` takes at most, from its
 /// positions: five bytes per position of one side, plus 64 MiB.
 pub fn memory_estimate(material: Material) -> u64 {
-    let layout = Layout::new(material.normalized());
-    let positions = Slots::new(&layout).per_slice() * layout.slice_count() as u64;
-    positions * MEMORY_PER_POSITION + MEMORY_BASE
+    solved_positions(material) * MEMORY_PER_POSITION + MEMORY_BASE
 }
 
 /// `jobs` as a file for `format`, every path as given in `options`.
