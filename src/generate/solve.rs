@@ -1402,7 +1402,39 @@ impl Solver<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::table::TableSet;
+    use crate::generate::{slots::solved_positions, table::TableSet};
+
+    /// Six-piece tables, pawnless and with pawns (up to four, and a run of
+    /// three identical knights), split into levels whose cells the solver
+    /// can hold: every slice in exactly one level, each level's slices of
+    /// one pawn advancement, and the levels' positions adding up to the
+    /// table's. (Solving one is hours, not a unit test: see BENCHMARKS.md.)
+    #[test]
+    fn six_piece_tables_split_into_levels() {
+        for name in ["KRNvKNN", "KQRvKBN", "KRPPvKR", "KPPPvKP", "KNNNPvK"] {
+            let material: Material = name.parse().expect("material");
+            let layout = Layout::new(material);
+            let levels = level_slices(&layout);
+            let cells = TableCells::new(&layout, &levels, true);
+            let mut slices: Vec<usize> = levels.iter().flatten().copied().collect();
+            slices.sort_unstable();
+            assert_eq!(
+                slices,
+                (0..layout.slice_count()).collect::<Vec<_>>(),
+                "{name}"
+            );
+            for slices in &levels {
+                let level = layout.slice_level(slices[0]);
+                assert!(
+                    slices.iter().all(|&s| layout.slice_level(s) == level),
+                    "{name}"
+                );
+            }
+            let positions: u64 = (0..cells.level_count()).map(|l| cells.level_size(l)).sum();
+            assert_eq!(positions, solved_positions(material), "{name}");
+            assert_eq!(levels.len() > 1, material.has_pawns(), "{name}");
+        }
+    }
 
     #[test]
     fn a_work_dir_without_room_fails_before_the_solve() {
