@@ -580,14 +580,34 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let file = File::create(dir.path().join("KQvK.dtz50")).expect("create");
         write_table(&table, &stats(&table), OrderSearch::Sampled, file).expect("write");
-        let tables = Tablebase::open(dir.path(), Rule::Fifty).expect("open");
-        let kept = tables.table(&material).expect("written").dtz_side();
+        check_written(dir.path(), &material, work_dir)
+    }
+
+    /// The report of a table written with a win in 5 changed to 7 names
+    /// that position (predecessors that relied on it may be reported too).
+    fn assert_change_found(report: &DeepReport) {
+        assert!(report.inconsistent >= 1);
+        assert!(
+            report
+                .examples
+                .iter()
+                .any(|e| e.ends_with("stored DTZ 7 WDL win, recomputed DTZ 5")),
+            "{:?}",
+            report.examples
+        );
+    }
+
+    /// Deep-check `material`, written in `dir` with its sub-tables, whose
+    /// file must keep White's DTZ (where the tests change a value).
+    fn check_written(dir: &Path, material: &Material, work_dir: Option<&Path>) -> DeepReport {
+        let tables = Tablebase::open(dir, Rule::Fifty).expect("open");
+        let kept = tables.table(material).expect("written").dtz_side();
         assert_eq!(
             kept,
             Color::White,
             "the changed value is one the file keeps"
         );
-        deep_check(&tables, &material, work_dir).expect("deep check runs")
+        deep_check(&tables, material, work_dir).expect("deep check runs")
     }
 
     #[test]
@@ -601,17 +621,7 @@ mod tests {
 
     #[test]
     fn a_wrong_value_is_found() {
-        let report = check_kqvk(true, None);
-        // The changed position itself, and predecessors that relied on it.
-        assert!(report.inconsistent >= 1);
-        assert!(
-            report
-                .examples
-                .iter()
-                .any(|e| e.contains("stored DTZ 7 WDL win, recomputed DTZ 5")),
-            "{:?}",
-            report.examples
-        );
+        assert_change_found(&check_kqvk(true, None));
     }
 
     /// KRRvK (its rooks identical) written, with its sub-table KRvK, into
@@ -657,15 +667,7 @@ mod tests {
             write_table(&changed, &stats(&table), OrderSearch::Sampled, file).expect("write");
             set.insert(table);
         }
-        let tables = Tablebase::open(dir.path(), Rule::Fifty).expect("open");
-        let material: Material = "KRRvK".parse().expect("material");
-        let kept = tables.table(&material).expect("written").dtz_side();
-        assert_eq!(
-            kept,
-            Color::White,
-            "the changed value is one the file keeps"
-        );
-        deep_check(&tables, &material, None).expect("deep check runs")
+        check_written(dir.path(), &"KRRvK".parse().expect("material"), None)
     }
 
     /// A table with identical pieces is checked at its sorted indices,
@@ -686,16 +688,7 @@ mod tests {
             })
             .sum();
         assert_eq!(report.checked, legal);
-        let report = check_krrvk(true);
-        assert!(report.inconsistent >= 1);
-        assert!(
-            report
-                .examples
-                .iter()
-                .any(|e| e.ends_with("stored DTZ 7 WDL win, recomputed DTZ 5")),
-            "{:?}",
-            report.examples
-        );
+        assert_change_found(&check_krrvk(true));
     }
 
     /// Work arrays in a work directory give the same counts, the found
