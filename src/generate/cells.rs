@@ -90,7 +90,7 @@ pub enum CellTest {
 #[derive(Debug)]
 pub struct CellArray {
     bytes: WorkArray,
-    overflow: RwLock<HashMap<u64, i16>>,
+    overflow: RwLock<Overflow>,
     pending: Mutex<Vec<(u64, i16)>>,
 }
 
@@ -99,7 +99,7 @@ impl CellArray {
     pub fn new(bytes: WorkArray) -> CellArray {
         CellArray {
             bytes,
-            overflow: RwLock::new(HashMap::new()),
+            overflow: RwLock::new(Overflow::default()),
             pending: Mutex::new(Vec::new()),
         }
     }
@@ -116,7 +116,7 @@ impl CellArray {
             None => {
                 let map = self.overflow.read().expect("overflow map lock");
                 Cell(
-                    *map.get(&index)
+                    map.get(index)
                         .expect("overflow values are published before they are read"),
                 )
             }
@@ -255,7 +255,7 @@ thread_local! {
 pub struct PackedCells {
     id: u64,
     chunks: Vec<Box<[u8]>>,
-    overflow: HashMap<u64, i16>,
+    overflow: Overflow,
 }
 
 impl PackedCells {
@@ -298,9 +298,8 @@ impl PackedCells {
         });
         decode(code).unwrap_or_else(|| {
             Cell(
-                *self
-                    .overflow
-                    .get(&index)
+                self.overflow
+                    .get(index)
                     .expect("overflow values are published before packing"),
             )
         })
@@ -374,9 +373,9 @@ impl LevelCells {
 }
 
 /// Write the long values of one level and side.
-fn save_overflow<W: Write>(map: &HashMap<u64, i16>, out: &mut RecordWriter<W>) -> io::Result<()> {
+fn save_overflow<W: Write>(map: &Overflow, out: &mut RecordWriter<W>) -> io::Result<()> {
     out.u64(map.len() as u64)?;
-    for (&index, &value) in map {
+    for (index, value) in map.iter() {
         out.u64(index)?;
         out.u64(u64::from(value as u16))?;
     }
@@ -384,10 +383,7 @@ fn save_overflow<W: Write>(map: &HashMap<u64, i16>, out: &mut RecordWriter<W>) -
 }
 
 /// Read what [`save_overflow`] wrote for a level of `size` cells.
-fn restore_overflow<R: Read>(
-    input: &mut RecordReader<R>,
-    size: usize,
-) -> io::Result<HashMap<u64, i16>> {
+fn restore_overflow<R: Read>(input: &mut RecordReader<R>, size: usize) -> io::Result<Overflow> {
     let count: usize = input.int()?;
     if count > size {
         return Err(invalid(format!("{count} long values for {size} cells")));
@@ -401,7 +397,59 @@ fn restore_overflow<R: Read>(
             }
             Ok((index, value as i16))
         })
-        .collect()
+        .collect::<io::Result<Vec<_>>>()
+        .map(Overflow::from_iter)
+}
+
+/// Cells' values beyond [`EXACT`] plies, by index: one map per 2^32
+/// indices keyed by the index's low 32 bits, which takes half the memory of
+/// one map keyed by the whole index (KRNvKNN keeps over a hundred million
+/// cursed wins and blessed losses per side here).
+#[derive(Debug, Default)]
+struct Overflow {
+    shards: Vec<HashMap<u32, i16>>,
+}
+
+impl Overflow {
+    /// The value at `index`, if there is one.
+    #[inline]
+    fn get(&self, index: u64) -> Option<i16> {
+        let shard = self.shards.get((index >> 32) as usize)?;
+        shard.get(&(index as u32)).copied()
+    }
+
+    /// How many values it holds.
+    fn len(&self) -> usize {
+        self.shards.iter().map(HashMap::len).sum()
+    }
+
+    /// Every value with its index, in no particular order.
+    fn iter(&self) -> impl Iterator<Item = (u64, i16)> + '_ {
+        self.shards.iter().enumerate().flat_map(|(shard, map)| {
+            map.iter()
+                .map(move |(&low, &value)| (((shard as u64) << 32) | u64::from(low), value))
+        })
+    }
+}
+
+impl Extend<(u64, i16)> for Overflow {
+    fn extend<I: IntoIterator<Item = (u64, i16)>>(&mut self, values: I) {
+        for (index, value) in values {
+            let shard = (index >> 32) as usize;
+            if self.shards.len() <= shard {
+                self.shards.resize_with(shard + 1, HashMap::new);
+            }
+            self.shards[shard].insert(index as u32, value);
+        }
+    }
+}
+
+impl FromIterator<(u64, i16)> for Overflow {
+    fn from_iter<I: IntoIterator<Item = (u64, i16)>>(values: I) -> Overflow {
+        let mut map = Overflow::default();
+        map.extend(values);
+        map
+    }
 }
 
 /// One bit per position of a table, in memory mapped on demand: a page is
@@ -922,5 +970,23 @@ mod tests {
         assert_eq!(cells.load(3), Cell(900));
         assert_eq!(cells.load(0), Cell::ILLEGAL);
         assert_eq!(cells.overflow_len(), 2);
+    }
+
+    /// Indices past 2^32 keep their own values (a map per 2^32 indices).
+    #[test]
+    fn long_values_past_four_billion_stay_apart() {
+        let high = (3 << 32) | 7;
+        let map: Overflow = [(7, 300), (high, -400), ((1 << 32) | 7, 500)]
+            .into_iter()
+            .collect();
+        assert_eq!(map.get(7), Some(300));
+        assert_eq!(map.get(high), Some(-400));
+        assert_eq!(map.get(1 << 32 | 7), Some(500));
+        assert_eq!(map.get(2 << 32 | 7), None);
+        assert_eq!(map.get(4 << 32), None);
+        assert_eq!(map.len(), 3);
+        let mut all: Vec<_> = map.iter().collect();
+        all.sort_unstable();
+        assert_eq!(all, [(7, 300), (1 << 32 | 7, 500), (high, -400)]);
     }
 }
