@@ -541,8 +541,29 @@ impl<S: Source> TableFile<S> {
         Ok(pack_nibbles(&self.chunk_codes(Section::Wdl, chunk)?))
     }
 
+    /// The order the kept side's DTZ stream numbers its positions in
+    /// ([`TableFile::dtz_side`]; White's in a mirrored file), which may
+    /// differ from [`TableFile::layout`]'s.
+    pub fn dtz_layout(&self) -> &Layout {
+        &self.dtz_layout
+    }
+
+    /// The codes of the kept side's DTZ stream at `len` places from
+    /// `start`, in the stream's own order ([`TableFile::dtz_layout`]), to
+    /// read with [`TableFile::signed_dtz`]: for readers that go through a
+    /// whole table, where reading in another order would decode each block
+    /// many times. A place that is no sorted index of a placement holds a
+    /// code that means nothing.
+    ///
+    /// # Errors
+    /// A corrupt or unreadable block.
+    pub fn dtz_codes(&self, start: u64, len: usize) -> Result<Vec<u16>, FormatError> {
+        self.stream(Section::Dtz, self.dtz_side)?
+            .codes(&self.source, start, len)
+    }
+
     /// The DTZ a stored code means for a position of WDL `wdl`.
-    fn signed_dtz(&self, wdl: Wdl, code: u16) -> Dtz {
+    pub fn signed_dtz(&self, wdl: Wdl, code: u16) -> Dtz {
         let code = code as i16;
         let limit = self.header.rule.limit().unwrap_or(0);
         Dtz(match wdl {

@@ -26,6 +26,7 @@ mod checkpoint;
 mod plan;
 mod record;
 mod seed;
+mod seed_pairs;
 mod slots;
 mod solve;
 mod stats;

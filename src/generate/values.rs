@@ -65,9 +65,25 @@ impl<'a> FileValues<'a> {
     /// # Errors
     /// A corrupt block here or in a sub-table.
     pub fn chunk(&self, chunk: usize) -> Result<Vec<(Wdl, Option<Dtz>)>, ProbeError> {
-        let corrupt = |source| ProbeError::corrupt(&self.path, source);
+        let wdl = self.chunk_wdl(chunk)?;
+        let dtz = self
+            .table
+            .chunk_dtz(chunk, &wdl)
+            .map_err(|source| ProbeError::corrupt(&self.path, source))?;
+        Ok(wdl.into_iter().zip(dtz).collect())
+    }
+
+    /// Every position of one chunk: its WDL as a probe finds it (the
+    /// first half of [`FileValues::chunk`]).
+    ///
+    /// # Errors
+    /// A corrupt block here or in a sub-table.
+    pub fn chunk_wdl(&self, chunk: usize) -> Result<Vec<Wdl>, ProbeError> {
         let (turn, range) = self.table.chunk_range(chunk);
-        let mut wdl = self.table.chunk_wdl(chunk).map_err(corrupt)?;
+        let mut wdl = self
+            .table
+            .chunk_wdl(chunk)
+            .map_err(|source| ProbeError::corrupt(&self.path, source))?;
         let start = range.start;
         self.table
             .layout(turn)
@@ -76,8 +92,7 @@ impl<'a> FileValues<'a> {
                 *kept = self.raised(*kept, placement, turn)?;
                 Ok(())
             })?;
-        let dtz = self.table.chunk_dtz(chunk, &wdl).map_err(corrupt)?;
-        Ok(wdl.into_iter().zip(dtz).collect())
+        Ok(wdl)
     }
 
     /// A kept WDL of `placement` with `turn` to move, raised to what its

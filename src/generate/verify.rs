@@ -30,9 +30,15 @@
 //! The two passes reuse the solver's move generation on indices, so one
 //! position in every [`SAMPLE_EVERY`] is recomputed a second time through
 //! shakmaty's move generation and the probe API, as are positions whose
-//! value involves en passant. Memory: four bytes per position (stored and
-//! seeded values, both sides to move), in RAM or, with a work directory,
-//! in files there that the kernel pages.
+//! value involves en passant.
+//!
+//! Memory: three bytes per position, not per index (the solver's slots:
+//! every order of identical pieces shares one), in RAM or, with a work
+//! directory, in files there that the kernel pages: each side's stored
+//! value, and both sides' seeds in one byte ([`SeedPairs`]); values past
+//! 123 plies go to a map beside them, as in the solver. KRNvKNN: 11.8 GB
+//! of arrays for 7.75 G indices per side. Each stream is read once, in
+//! its own order, the DTZ stream after the WDL ones.
 
 use std::{io, path::Path, sync::Mutex};
 
@@ -43,8 +49,9 @@ use crate::{
     format::{Source, TableFile},
     generate::{
         cell::Cell,
-        cells::CellArray,
+        cells::TableCells,
         seed::{Search, Seeder},
+        seed_pairs::SeedPairs,
         solve::{CHUNK, ensure_space},
         values::FileValues,
     },
@@ -82,10 +89,10 @@ struct Counts {
     inconsistent: u64,
 }
 
-/// Recompute every position of `material` from its successors. The four
-/// work arrays are anonymous memory, or with `work_dir` maps of unlinked
-/// files there, which the kernel pages to disk when memory runs short (a
-/// check of a table larger than the machine's memory).
+/// Recompute every position of `material` from its successors. The work
+/// arrays are anonymous memory, or with `work_dir` maps of unlinked files
+/// there, which the kernel pages to disk when memory runs short (a check
+/// of a table larger than the machine's memory).
 ///
 /// # Errors
 /// A missing or corrupt table (this one or a sub-table), memory for the
@@ -100,39 +107,35 @@ pub fn deep_check(
     // The check numbers both sides as the file numbers White to move
     // (Black's stream may order its digits otherwise: see read_stored).
     let layout = table.layout(Color::White);
-    let size = usize::try_from(layout.size()).expect("index space fits in memory");
     let io_error = |e: io::Error| ProbeError::Io {
         path: work_dir.map_or_else(|| tables.path_of(material), Path::to_path_buf),
         source: e,
     };
+    let all_slices: Vec<usize> = (0..layout.slice_count()).collect();
+    let mut stored = TableCells::new(layout, &[all_slices], false);
+    let positions = stored.level_size(0);
     if let Some(dir) = work_dir {
-        ensure_space(dir, 4 * layout.size()).map_err(io_error)?;
+        ensure_space(dir, 3 * positions).map_err(io_error)?;
     }
-    let array = || -> Result<CellArray, ProbeError> {
-        let bytes = match work_dir {
-            Some(dir) => WorkArray::file_backed(dir, size),
-            None => WorkArray::anonymous(size),
-        };
-        Ok(CellArray::new(bytes.map_err(io_error)?))
+    let allocate = |size: usize| match work_dir {
+        Some(dir) => WorkArray::file_backed(dir, size),
+        None => WorkArray::anonymous(size),
     };
-    let seeds = ByColor {
-        white: array()?,
-        black: array()?,
+    stored.open(0, allocate).map_err(io_error)?;
+    let seeds = allocate(usize::try_from(positions).expect("positions fit in memory"));
+    let arrays = Arrays {
+        stored,
+        seeds: SeedPairs::new(seeds.map_err(io_error)?, tables.rule()),
     };
-    let general = seed(tables, layout, &seeds)?;
-    let stored = ByColor {
-        white: array()?,
-        black: array()?,
-    };
+    let general = seed(tables, layout, &arrays)?;
     let values = FileValues::new(tables, material)?;
-    read_stored(&values, &seeds, &stored)?;
+    read_stored(&values, &arrays)?;
     let check = Check {
         tables,
         layout,
         values: &values,
         rule: tables.rule(),
-        stored,
-        seeds,
+        arrays,
         general,
         examples: Mutex::new(Vec::new()),
     };
@@ -156,6 +159,41 @@ pub fn deep_check(
     })
 }
 
+/// The check's work arrays, one cell per position, not per index (a
+/// [`TableCells`] slot, which every order of identical pieces shares):
+/// each side's stored values, and both sides' seeds in one byte.
+struct Arrays {
+    stored: TableCells,
+    seeds: SeedPairs,
+}
+
+impl Arrays {
+    /// The slot of the position at `index` of the check's layout.
+    #[inline]
+    fn slot(&self, index: u64) -> u64 {
+        self.stored.locate(index).1
+    }
+
+    /// The seed of the position at `index` with `turn` to move.
+    #[inline]
+    fn seed(&self, turn: Color, index: u64) -> Cell {
+        self.seeds.load(self.slot(index), turn)
+    }
+
+    /// The stored cell of the position at `index` with `turn` to move.
+    #[inline]
+    fn stored(&self, turn: Color, index: u64) -> Cell {
+        self.stored.load(turn, index)
+    }
+
+    /// Store the cell of the position at `index` with `turn` to move.
+    #[inline]
+    fn store(&self, turn: Color, index: u64, cell: Cell) {
+        let slot = self.slot(index);
+        self.stored.level_arrays(0).get(turn).store(slot, cell);
+    }
+}
+
 /// The index space cut into chunks for parallel passes.
 fn chunks(layout: &Layout) -> Vec<std::ops::Range<u64>> {
     let size = layout.size();
@@ -164,7 +202,7 @@ fn chunks(layout: &Layout) -> Vec<std::ops::Range<u64>> {
         .collect()
 }
 
-/// Fill `stored` from the file, block by block, with the seeds' marks:
+/// Fill the stored cells from the file, with the seeds' marks:
 /// [`Cell::ILLEGAL`] where the seed says illegal, [`Cell::MATED`] where it
 /// says mated and the file holds -1, so that the check pass reads one array
 /// per successor. A legal position's WDL and DTZ must agree; where they do
@@ -174,20 +212,28 @@ fn chunks(layout: &Layout) -> Vec<std::ops::Range<u64>> {
 /// not keep ([`Check::derive_unkept`] fills them). A win whose seed says a
 /// zeroing move wins it as fast as its kind can be gets that DTZ, as a
 /// probe finds it, whatever the file holds there.
-fn read_stored(
-    values: &FileValues<'_>,
-    seeds: &ByColor<CellArray>,
-    stored: &ByColor<CellArray>,
-) -> Result<(), ProbeError> {
+///
+/// Each WDL stream is read chunk by chunk in its own order; the kept
+/// side's wins and losses hold their WDL alone until [`read_dtz`] reads
+/// the DTZ stream in its own order too (in a mirrored file, where both
+/// sides read White's streams, chunks read their DTZ as they go).
+fn read_stored(values: &FileValues<'_>, arrays: &Arrays) -> Result<(), ProbeError> {
     let table = values.file();
     let rule = table.header().rule;
     let to_check = to_check(table);
     let check = table.layout(Color::White);
+    let dtz_later = (!table.is_mirrored()).then(|| table.dtz_side());
     (0..table.chunk_count())
         .into_par_iter()
         .try_for_each(|chunk| {
-            let entries = values.chunk(chunk)?;
             let (turn, range) = table.chunk_range(chunk);
+            let later = dtz_later == Some(turn);
+            let entries = if later {
+                let wdl = values.chunk_wdl(chunk)?;
+                wdl.into_iter().map(|wdl| (wdl, None)).collect()
+            } else {
+                values.chunk(chunk)?
+            };
             for (index, (wdl, dtz)) in range.zip(entries) {
                 let Some(index) = in_check(table, &to_check, turn, index) else {
                     continue;
@@ -195,27 +241,88 @@ fn read_stored(
                 if check.sorted_identical(index) != index {
                     continue;
                 }
-                let seed = seeds.get(turn).load(index);
-                let fastest = Dtz::fastest(wdl, rule);
-                let dtz = match dtz {
-                    Some(_) if fastest.is_some_and(|f| seed.zeroing_wins(f, rule)) => fastest,
-                    dtz => dtz,
+                let seed = arrays.seed(turn, index);
+                let cell = match wdl {
+                    _ if seed == Cell::ILLEGAL => Cell::ILLEGAL,
+                    Wdl::Draw => stored_cell(seed, wdl, Some(Dtz(0)), rule),
+                    _ if later => wdl_only(wdl, rule),
+                    _ => stored_cell(seed, wdl, dtz, rule),
                 };
-                let consistent = dtz.is_some_and(|dtz| Wdl::from_dtz(dtz, rule) == wdl);
-                let cell = match (seed, dtz) {
-                    (Cell::ILLEGAL, _) => Cell::ILLEGAL,
-                    (Cell::MATED, Some(Dtz(-1))) if consistent => Cell::MATED,
-                    (_, Some(dtz)) if consistent => Cell::dtz(dtz),
-                    _ => Cell::UNKNOWN,
-                };
-                stored.get(turn).store(index, cell);
+                arrays.store(turn, index, cell);
             }
-            Ok(())
+            Ok::<(), ProbeError>(())
         })?;
+    arrays.stored.publish();
     for turn in Color::ALL {
-        stored.get(turn).publish();
-        fill_twins(table, &to_check, turn, stored.get(turn));
+        fill_twins(check, table.layout(turn), turn, arrays);
     }
+    if let Some(turn) = dtz_later {
+        read_dtz(values, turn, arrays)?;
+        fill_twins(check, table.dtz_layout(), turn, arrays);
+    }
+    Ok(())
+}
+
+/// The cell [`read_stored`] keeps for a legal position with `seed`, of
+/// WDL `wdl` and stored DTZ `dtz` (`None`: not kept).
+fn stored_cell(seed: Cell, wdl: Wdl, dtz: Option<Dtz>, rule: Rule) -> Cell {
+    let fastest = Dtz::fastest(wdl, rule);
+    let dtz = match dtz {
+        Some(_) if fastest.is_some_and(|f| seed.zeroing_wins(f, rule)) => fastest,
+        dtz => dtz,
+    };
+    let consistent = dtz.is_some_and(|dtz| Wdl::from_dtz(dtz, rule) == wdl);
+    match (seed, dtz) {
+        (Cell::ILLEGAL, _) => Cell::ILLEGAL,
+        (Cell::MATED, Some(Dtz(-1))) if consistent => Cell::MATED,
+        (_, Some(dtz)) if consistent => Cell::dtz(dtz),
+        _ => Cell::UNKNOWN,
+    }
+}
+
+/// A cell that holds a win's or loss's WDL alone, until [`read_dtz`]
+/// reads it back: a DTZ of that WDL.
+fn wdl_only(wdl: Wdl, rule: Rule) -> Cell {
+    let beyond = rule.limit().map_or(1, |l| l + 1);
+    Cell::dtz(Dtz(match wdl {
+        Wdl::Win => 1,
+        Wdl::CursedWin => beyond,
+        Wdl::Draw => 0,
+        Wdl::BlessedLoss => -beyond,
+        Wdl::Loss => -1,
+    }))
+}
+
+/// Read the DTZ stream of `turn`, the kept side, in its own order (each
+/// block decoded once): each win or loss [`read_stored`] left holding its
+/// WDL alone gets the cell its code gives. A position read twice (the two
+/// orientations of kings on the diagonal) gets the same cell again.
+fn read_dtz(values: &FileValues<'_>, turn: Color, arrays: &Arrays) -> Result<(), ProbeError> {
+    let table = values.file();
+    let rule = table.header().rule;
+    let stream = table.dtz_layout();
+    let to_check = stream.reorder_if_other(table.layout(Color::White));
+    let corrupt = |source| ProbeError::corrupt(values.path(), source);
+    chunks(stream).into_par_iter().try_for_each(|range| {
+        let len = (range.end - range.start) as usize;
+        let codes = table.dtz_codes(range.start, len).map_err(corrupt)?;
+        for (place, code) in range.zip(codes) {
+            if !stream.names_placement(place) || stream.sorted_identical(place) != place {
+                continue;
+            }
+            let index = to_check.as_ref().map_or(place, |to| to.apply(place));
+            // Draws, illegal and inconsistent positions are final already.
+            let Some(kept) = arrays.stored(turn, index).value().filter(|d| d.0 != 0) else {
+                continue;
+            };
+            let wdl = Wdl::from_dtz(kept, rule);
+            let dtz = table.signed_dtz(wdl, code);
+            let cell = stored_cell(arrays.seed(turn, index), wdl, Some(dtz), rule);
+            arrays.store(turn, index, cell);
+        }
+        Ok::<(), ProbeError>(())
+    })?;
+    arrays.stored.publish();
     Ok(())
 }
 
@@ -245,41 +352,37 @@ fn in_check<S: Source>(
     }
 }
 
-/// A side the file numbers in another order reaches one index of the
-/// check's per position; the check's other index of the same position (the
-/// second orientation of kings on the a1-h8 diagonal) takes that index's
-/// cell. `cells` must be published; they are again after.
-fn fill_twins<S: Source>(
-    table: &TableFile<S>,
-    to_check: &ByColor<Option<Reorder>>,
-    turn: Color,
-    cells: &CellArray,
-) {
-    let Some(to_check) = to_check.get(turn) else {
+/// A pass that reads `turn`'s positions in the order of `from`, other than
+/// the check's, reaches one index of the check's per position; the
+/// check's other index of the same position (the second orientation of
+/// kings on the a1-h8 diagonal) takes that index's cell. The stored cells
+/// must be published; they are again after.
+fn fill_twins(check: &Layout, from: &Layout, turn: Color, arrays: &Arrays) {
+    let (Some(to_from), Some(to_check)) =
+        (check.reorder_if_other(from), from.reorder_if_other(check))
+    else {
         return;
     };
-    let check = table.layout(Color::White);
-    let to_file = check.reorder_to(table.layout(turn));
     chunks(check).into_par_iter().for_each(|range| {
-        for index in range.filter(|&i| check.names_placement(i)) {
-            let reached = to_check.apply(to_file.apply(index));
+        for index in range.filter(|&i| check.names_placement(i) && check.sorted_identical(i) == i) {
+            let reached = to_check.apply(to_from.apply(index));
             if reached != index {
-                cells.store(index, cells.load(reached));
+                arrays.store(turn, index, arrays.stored(turn, reached));
             }
         }
     });
-    cells.publish();
+    arrays.stored.publish();
 }
 
-/// Fill `seeds` with what every position's own moves say (the solver's
+/// Fill the seeds with what every position's own moves say (the solver's
 /// seed, valued from the files), at sorted indices (see the module doc).
 /// Returns, per side to move, the sorted indices of positions left
-/// to the general path (en passant); their cells say "legal, not mated"
+/// to the general path (en passant); their seeds say "legal, not mated"
 /// ([`Cell::UNKNOWN`]).
 fn seed(
     tables: &Tablebase,
     layout: &Layout,
-    seeds: &ByColor<CellArray>,
+    arrays: &Arrays,
 ) -> Result<ByColor<Vec<u64>>, ProbeError> {
     let seeder = Seeder::new(layout, tables.rule(), tables, Search::All)?;
     let parts = chunks(layout)
@@ -292,25 +395,22 @@ fn seed(
                     return Ok(());
                 }
                 let cells = seeder.cells(&placement.squares)?;
-                for turn in Color::ALL {
-                    let cell = match *cells.get(turn) {
-                        Some(cell) => cell,
-                        None if layout.position(placement, turn).is_none() => Cell::ILLEGAL,
-                        None => {
-                            general.get_mut(turn).push(index);
-                            Cell::UNKNOWN
-                        }
-                    };
-                    seeds.get(turn).store(index, cell);
-                }
+                let mut seed = |turn: Color| match *cells.get(turn) {
+                    Some(cell) => cell,
+                    None if layout.position(placement, turn).is_none() => Cell::ILLEGAL,
+                    None => {
+                        general.get_mut(turn).push(index);
+                        Cell::UNKNOWN
+                    }
+                };
+                let white = seed(Color::White);
+                let black = seed(Color::Black);
+                arrays.seeds.store(arrays.slot(index), white, black);
                 Ok(())
             })?;
             Ok(general)
         })
         .collect::<Result<Vec<_>, ProbeError>>()?;
-    for cells in seeds.iter() {
-        cells.publish();
-    }
     Ok(ByColor::new_with(|turn| {
         parts
             .iter()
@@ -325,8 +425,7 @@ struct Check<'a> {
     layout: &'a Layout,
     values: &'a FileValues<'a>,
     rule: Rule,
-    stored: ByColor<CellArray>,
-    seeds: ByColor<CellArray>,
+    arrays: Arrays,
     general: ByColor<Vec<u64>>,
     examples: Mutex<Vec<String>>,
 }
@@ -341,12 +440,11 @@ impl Check<'_> {
     /// don't-care value, and so do the positions whose moves reach it.
     fn resolve_general_zeroing(&self) -> Result<(), ProbeError> {
         for turn in Color::ALL {
-            let stored = self.stored.get(turn);
             self.general
                 .get(turn)
                 .par_iter()
                 .try_for_each(|&index| -> Result<(), ProbeError> {
-                    let Some(dtz) = stored.load(index).value() else {
+                    let Some(dtz) = self.arrays.stored(turn, index).value() else {
                         return Ok(());
                     };
                     let wdl = Wdl::from_dtz(dtz, self.rule);
@@ -358,11 +456,11 @@ impl Check<'_> {
                         return Ok(());
                     };
                     if won_by_zeroing(self.tables, &pos, wdl)?.is_some() {
-                        stored.store(index, Cell::dtz(fastest));
+                        self.arrays.store(turn, index, Cell::dtz(fastest));
                     }
                     Ok(())
                 })?;
-            stored.publish();
+            self.arrays.stored.publish();
         }
         Ok(())
     }
@@ -389,7 +487,7 @@ impl Check<'_> {
                 if self.layout.sorted_identical(index) != index {
                     continue;
                 }
-                let seed = self.seeds.get(turn).load(index);
+                let seed = self.arrays.seed(turn, index);
                 if dtz.is_some() || seed == Cell::ILLEGAL {
                     continue;
                 }
@@ -406,12 +504,12 @@ impl Check<'_> {
                     },
                     _ => Cell::UNKNOWN,
                 };
-                self.stored.get(turn).store(index, cell);
+                self.arrays.store(turn, index, cell);
             }
             Ok::<(), ProbeError>(())
         })?;
-        self.stored.get(turn).publish();
-        fill_twins(table, &to_check, turn, self.stored.get(turn));
+        self.arrays.stored.publish();
+        fill_twins(self.layout, table.layout(turn), turn, &self.arrays);
         Ok(())
     }
 
@@ -423,13 +521,13 @@ impl Check<'_> {
                     return Ok(());
                 }
                 for turn in Color::ALL {
-                    let seed = self.seeds.get(turn).load(index);
+                    let seed = self.arrays.seed(turn, index);
                     if seed == Cell::ILLEGAL {
                         continue;
                     }
                     // Its value (mated: -1), `None` where the file disagrees
                     // with itself.
-                    let stored = self.stored.get(turn).load(index).value();
+                    let stored = self.arrays.stored(turn, index).value();
                     counts.checked += 1;
                     let general = self.general.get(turn).binary_search(&index).is_ok();
                     let recomputed = if general {
@@ -460,10 +558,9 @@ impl Check<'_> {
             return seed.value();
         }
         let mut best = seed.zeroing_score(self.rule);
-        let stored = self.stored.get(turn.other());
         self.layout
             .quiet_moves(placement, TableIndex(index), turn, |next| {
-                let successor = match stored.load(self.layout.sorted_identical(next)) {
+                let successor = match self.arrays.stored(turn.other(), next) {
                     Cell::ILLEGAL => return true,
                     Cell::MATED => Successor::Mate,
                     // A successor the file disagrees about is reported
@@ -624,11 +721,12 @@ mod tests {
         assert_change_found(&check_kqvk(true, None));
     }
 
-    /// KRRvK (its rooks identical) written, with its sub-table KRvK, into
-    /// a temporary directory; with `change`, White's value at one sorted
-    /// index (which readers also read for the rooks swapped) is written as
-    /// 7 where the table says 5. Deep-checked.
-    fn check_krrvk(change: bool) -> DeepReport {
+    /// `tables` written in order (sub-tables first) into a temporary
+    /// directory; with `change`, White's value of the last one at one
+    /// sorted index (which readers also read for identical pieces
+    /// swapped) is written as 7 where the table says 5. The last one
+    /// deep-checked.
+    fn check_changed(tables: &[&str], change: bool) -> DeepReport {
         /// A solved table with one value changed.
         struct Changed<'a> {
             table: &'a Table,
@@ -650,11 +748,12 @@ mod tests {
         }
         let dir = tempfile::tempdir().expect("temp dir");
         let mut set = TableSet::new();
-        for name in ["KRvK", "KRRvK"] {
+        let last = tables.last().expect("a table to check");
+        for name in tables {
             let material: Material = name.parse().expect("material");
             let table = solve(material, &SolveOptions::default(), &set, &|_| {}).expect("solves");
             let layout = table.layout();
-            let at = (change && name == "KRRvK").then(|| {
+            let at = (change && name == last).then(|| {
                 (0..layout.size())
                     .find(|&i| {
                         layout.sorted_identical(i) == i
@@ -667,7 +766,32 @@ mod tests {
             write_table(&changed, &stats(&table), OrderSearch::Sampled, file).expect("write");
             set.insert(table);
         }
-        check_written(dir.path(), &"KRRvK".parse().expect("material"), None)
+        let material = last.parse().expect("material");
+        if tables == ["KRvK", "KNvK", "KRNvK"] {
+            let opened = Tablebase::open(dir.path(), Rule::Fifty).expect("open");
+            let file = opened.table(&material).expect("written");
+            assert_ne!(
+                file.dtz_layout().order(),
+                file.layout(Color::White).order(),
+                "KRNvK's DTZ stream keeps another order than White's WDL"
+            );
+        }
+        check_written(dir.path(), &material, None)
+    }
+
+    /// KRRvK (its rooks identical), with its sub-table KRvK.
+    fn check_krrvk(change: bool) -> DeepReport {
+        check_changed(&["KRvK", "KRRvK"], change)
+    }
+
+    /// The DTZ stream, read in its own order, is checked as the WDL
+    /// streams are: KRNvK's puts the knight first.
+    #[test]
+    fn a_wrong_value_in_a_dtz_stream_of_another_order_is_found() {
+        let tables = ["KRvK", "KNvK", "KRNvK"];
+        let report = check_changed(&tables, false);
+        assert_eq!(report.inconsistent, 0, "{:?}", report.examples);
+        assert_change_found(&check_changed(&tables, true));
     }
 
     /// A table with identical pieces is checked at its sorted indices,

@@ -21,7 +21,7 @@ pub struct VerifyArgs {
     /// values (sub-tables must be in the same directory).
     #[arg(long)]
     deep: bool,
-    /// With --deep: keep the check's work arrays (four bytes per position)
+    /// With --deep: keep the check's work arrays (three bytes per position)
     /// in files in this directory, which the kernel pages to disk, instead
     /// of RAM (for tables larger than the machine's memory).
     #[arg(long, value_name = "DIR", requires = "deep")]
