@@ -397,8 +397,7 @@ fn restore_overflow<R: Read>(input: &mut RecordReader<R>, size: usize) -> io::Re
             }
             Ok((index, value as i16))
         })
-        .collect::<io::Result<Vec<_>>>()
-        .map(Overflow::from_iter)
+        .collect()
 }
 
 /// Cells' values beyond [`EXACT`] plies, by index: one map per 2^32

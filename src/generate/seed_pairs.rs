@@ -15,7 +15,11 @@ use std::sync::atomic::Ordering;
 
 use shakmaty::Color;
 
-use crate::{generate::cell::Cell, mmap::WorkArray, value::Rule};
+use crate::{
+    generate::cell::Cell,
+    mmap::WorkArray,
+    value::{Dtz, Rule, Successor, Wdl},
+};
 
 /// Every cell a seed can be, by its 4-bit code.
 type SeedCodes = [Cell; 12];
@@ -32,23 +36,22 @@ impl SeedPairs {
     /// Seeds over `bytes`, one byte per position, for a table of `rule`
     /// (its cursed wins and blessed losses are `± (limit + 1)`).
     pub fn new(bytes: WorkArray, rule: Rule) -> SeedPairs {
-        let beyond = rule.limit().map_or(1, |l| l + 1);
+        let unknown = [
+            Cell::UNKNOWN,
+            Cell::UNKNOWN_CURSED_WIN,
+            Cell::UNKNOWN_DRAW,
+            Cell::UNKNOWN_BLESSED_LOSS,
+            Cell::UNKNOWN_LOSS,
+        ];
+        let zeroing = Wdl::ALL.map(|wdl| Cell::dtz(Dtz::of_move(Successor::Zeroing(wdl), rule)));
+        let codes = [Cell::ILLEGAL, Cell::MATED]
+            .into_iter()
+            .chain(unknown)
+            .chain(zeroing)
+            .collect::<Vec<_>>();
         SeedPairs {
             bytes,
-            codes: [
-                Cell::ILLEGAL,
-                Cell::MATED,
-                Cell::UNKNOWN,
-                Cell::UNKNOWN_CURSED_WIN,
-                Cell::UNKNOWN_DRAW,
-                Cell::UNKNOWN_BLESSED_LOSS,
-                Cell::UNKNOWN_LOSS,
-                Cell(1),
-                Cell(beyond),
-                Cell(0),
-                Cell(-beyond),
-                Cell(-1),
-            ],
+            codes: codes.try_into().expect("twelve seed cells"),
         }
     }
 

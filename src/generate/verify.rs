@@ -281,16 +281,9 @@ fn stored_cell(seed: Cell, wdl: Wdl, dtz: Option<Dtz>, rule: Rule) -> Cell {
 }
 
 /// A cell that holds a win's or loss's WDL alone, until [`read_dtz`]
-/// reads it back: a DTZ of that WDL.
+/// reads it back: a DTZ of that WDL (a zeroing move's into its flip).
 fn wdl_only(wdl: Wdl, rule: Rule) -> Cell {
-    let beyond = rule.limit().map_or(1, |l| l + 1);
-    Cell::dtz(Dtz(match wdl {
-        Wdl::Win => 1,
-        Wdl::CursedWin => beyond,
-        Wdl::Draw => 0,
-        Wdl::BlessedLoss => -beyond,
-        Wdl::Loss => -1,
-    }))
+    Cell::dtz(Dtz::of_move(Successor::Zeroing(wdl.flipped()), rule))
 }
 
 /// Read the DTZ stream of `turn`, the kept side, in its own order (each
