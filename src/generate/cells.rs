@@ -451,9 +451,10 @@ impl FromIterator<(u64, i16)> for Overflow {
     }
 }
 
-/// One bit per position of a table, in memory mapped on demand: a page is
-/// allocated when a bit in it is first set, so a pawn table's bits grow
-/// level by level as it is solved.
+/// One bit per position of a table, by [`TableCells::table_slot`] (one
+/// bit for every order of identical pieces), in memory mapped on demand:
+/// a page is allocated when a bit in it is first set, so a pawn table's
+/// bits grow level by level as it is solved.
 #[derive(Debug)]
 pub struct TableBits {
     bytes: WorkArray,
@@ -471,16 +472,16 @@ impl TableBits {
         })
     }
 
-    /// Set the bit of `index` (threads may set bits at once).
+    /// Set the bit of `slot` (threads may set bits at once).
     #[inline]
-    pub fn set(&self, index: u64) {
-        self.bytes.bytes()[(index / 8) as usize].fetch_or(1 << (index % 8), Ordering::Relaxed);
+    pub fn set(&self, slot: u64) {
+        self.bytes.bytes()[(slot / 8) as usize].fetch_or(1 << (slot % 8), Ordering::Relaxed);
     }
 
-    /// The bit of `index`.
+    /// The bit of `slot`.
     #[inline]
-    pub fn get(&self, index: u64) -> bool {
-        self.bytes.bytes()[(index / 8) as usize].load(Ordering::Relaxed) & 1 << (index % 8) != 0
+    pub fn get(&self, slot: u64) -> bool {
+        self.bytes.bytes()[(slot / 8) as usize].load(Ordering::Relaxed) & 1 << (slot % 8) != 0
     }
 
     /// Write the bits to a checkpoint (nothing may set one meanwhile).
@@ -623,6 +624,25 @@ impl TableCells {
                 ((slice as u64) << shift) | self.slots.offset(slot)
             }
         }
+    }
+
+    /// The position at `index` numbered across the whole table, the same
+    /// for every order of its identical pieces: the slices one after
+    /// another, each by slot (below [`TableCells::table_slots`]). What a
+    /// [`TableBits`] of the table is kept by.
+    #[inline]
+    pub fn table_slot(&self, index: u64) -> u64 {
+        match self.slice_shift {
+            None => self.slots.slot(index),
+            Some(shift) => self
+                .slots
+                .join(index >> shift, self.slots.slot(index & ((1 << shift) - 1))),
+        }
+    }
+
+    /// Positions per side in the whole table: one per slot of every slice.
+    pub fn table_slots(&self) -> u64 {
+        self.slice_place.len() as u64 * self.slots.per_slice()
     }
 
     /// The level of `index` and the position's place within the level

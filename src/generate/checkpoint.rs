@@ -53,7 +53,7 @@ const MAGIC: &[u8; 16] = b"dtz50 checkpoint";
 /// The layout of checkpoint files; a file of another version is set aside.
 /// A change to what the solver's cells, bits or passes mean must raise it,
 /// so that no build resumes from state it would not have made itself.
-const VERSION: u64 = 2;
+const VERSION: u64 = 3;
 /// The file name's ending.
 const EXTENSION: &str = "checkpoint";
 

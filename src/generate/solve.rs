@@ -320,13 +320,14 @@ pub fn solve(
     let io_error = |source| SolveError::Io { material, source };
     let pack = slices.len() > 1 && layout.size() >= PACK_THRESHOLD;
     let fresh_cells = || TableCells::new(&layout, &slices, pack);
+    let mut cells = fresh_cells();
+    let positions = cells.table_slots();
     let fresh_bits = || -> Result<ByColor<TableBits>, SolveError> {
         Ok(ByColor {
-            white: TableBits::new(layout.size()).map_err(io_error)?,
-            black: TableBits::new(layout.size()).map_err(io_error)?,
+            white: TableBits::new(positions).map_err(io_error)?,
+            black: TableBits::new(positions).map_err(io_error)?,
         })
     };
-    let mut cells = fresh_cells();
     let levels: Vec<Level> = slices
         .iter()
         .map(|s| Level::new(s.len(), cells.slice_slots()))
@@ -348,8 +349,7 @@ pub fn solve(
                 )
             });
     if let Some(dir) = &options.work_dir {
-        ensure_space(dir, work_space(&cells, layout.size(), checkpoints.as_ref()))
-            .map_err(io_error)?;
+        ensure_space(dir, work_space(&cells, checkpoints.as_ref())).map_err(io_error)?;
     }
     let mut resume = None;
     if let Some(checkpoints) = &checkpoints {
@@ -772,10 +772,10 @@ impl Solver<'_> {
     /// identical pieces (KRRvKR's rooks), one position has an index per
     /// order of their squares, and solving each of them would do the same
     /// work twice (six times for three). Only the index with the squares
-    /// sorted ([`Layout::sorted_identical`]) is seeded and has the
-    /// position's bit in the record of zeroing moves; every order shares
-    /// its cell and its bits in the level (see the `slots` module), so the
-    /// passes follow moves and unmoves without sorting.
+    /// sorted ([`Layout::sorted_identical`]) is seeded; every order shares
+    /// its cell, its bits in the level and its bit in the record of
+    /// zeroing moves (see the `slots` module), so the passes follow moves
+    /// and unmoves without sorting.
     #[inline]
     fn sorted(&self, index: u64) -> u64 {
         self.layout.sorted_identical(index)
@@ -847,7 +847,9 @@ impl Solver<'_> {
             .zip(last.value())
             .is_some_and(|(zeroing, last)| wdl(zeroing) == wdl(last));
         if reaches {
-            self.zeroing_reaches.get(turn).set(self.sorted(index));
+            self.zeroing_reaches
+                .get(turn)
+                .set(self.cells.table_slot(index));
         }
     }
 
@@ -967,7 +969,9 @@ impl Solver<'_> {
                     };
                     self.store(turn, index, cell);
                     if self.decided_by_zeroing(cell, placement, turn) {
-                        self.zeroing_reaches.get(turn).set(index);
+                        self.zeroing_reaches
+                            .get(turn)
+                            .set(self.cells.table_slot(index));
                     }
                 }
                 Ok(())
@@ -1288,12 +1292,13 @@ impl Solver<'_> {
 }
 
 /// Bytes the work directory needs for `cells`' arrays and `checkpoints`
-/// of a table of `positions` indices per side. Open levels of a packed
-/// table live on disk one at a time; a table that is not packed keeps
-/// every level's arrays. A checkpoint holds about as much again, and the
-/// table's bits (one per index and side), and the next one is written
-/// beside the last before it replaces it.
-fn work_space(cells: &TableCells, positions: u64, checkpoints: Option<&Checkpoints>) -> u64 {
+/// of a table. Open levels of a packed table live on disk one at a time;
+/// a table that is not packed keeps every level's arrays. A checkpoint
+/// holds about as much again, and the table's bits (one per position and
+/// side), and the next one is written beside the last before it replaces
+/// it.
+fn work_space(cells: &TableCells, checkpoints: Option<&Checkpoints>) -> u64 {
+    let positions = cells.table_slots();
     let (largest, total) = (0..cells.level_count())
         .map(|l| cells.level_size(l))
         .fold((0, 0), |(largest, total), size| {

@@ -30,7 +30,7 @@ pub struct Table {
     layout: Layout,
     rule: Rule,
     cells: TableCells,
-    /// By side to move and index: see [`Table::zeroing_reaches`].
+    /// By side to move and position: see [`Table::zeroing_reaches`].
     zeroing_reaches: ByColor<TableBits>,
 }
 
@@ -57,7 +57,9 @@ impl Table {
     /// The solver records it as it decides each position, from what the
     /// position's seed said its zeroing moves guarantee.
     pub(crate) fn zeroing_reaches(&self, turn: Color, index: u64) -> bool {
-        self.zeroing_reaches.get(turn).get(index)
+        self.zeroing_reaches
+            .get(turn)
+            .get(self.cells.table_slot(index))
     }
 
     /// The index scheme.
