@@ -1,6 +1,8 @@
 //! `dtz50 generate`: build tables into a directory, with a progress bar on
-//! a terminal and one summary line per table otherwise. Either way the
-//! progress says which table, pawn level and ply the solver is in and,
+//! a terminal; otherwise (a log) a line as each table starts and a summary
+//! line as it ends, and a progress line a minute in between for a table
+//! that takes longer (see [`log_line_due`]). Either way the progress says
+//! which table, pawn level and ply the solver is in and,
 //! once a table large enough to go by is built, about how long the rest
 //! will take (see [`Estimate`]).
 
@@ -87,7 +89,8 @@ pub fn run(args: GenerateArgs) -> Result<ExitCode> {
 /// Progress for `generate`: a bar on a terminal, plain lines otherwise.
 struct Reporter {
     bar: Option<ProgressBar>,
-    last_line: Mutex<Option<(Material, usize)>>,
+    /// Without a terminal: the last progress line printed.
+    last_line: Mutex<Option<LastLine>>,
     estimate: Mutex<Estimate>,
 }
 
@@ -163,16 +166,16 @@ impl Reporter {
                 };
                 if let Some(bar) = &self.bar {
                     bar.set_message(text);
-                } else if let Progress::Seed {
-                    level,
-                    levels,
-                    percent: 0,
-                } = progress
-                {
+                } else {
                     let mut last = self.last_line.lock().expect("lock");
-                    if *last != Some((material, level)) && (level == 0 || level + 1 == levels) {
+                    let now = Instant::now();
+                    if log_line_due(*last, material, progress, now) {
                         eprintln!("{text}");
-                        *last = Some((material, level));
+                        *last = Some(LastLine {
+                            material,
+                            level: progress_level(progress),
+                            at: now,
+                        });
                     }
                 }
             }
@@ -212,6 +215,58 @@ impl Reporter {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// A progress line printed without a terminal: its table, pawn level and
+/// time.
+#[derive(Debug, Clone, Copy)]
+struct LastLine {
+    material: Material,
+    level: usize,
+    at: Instant,
+}
+
+/// How often, at most, a build without a terminal prints where its
+/// solver is.
+const LOG_EVERY: Duration = Duration::from_secs(60);
+
+/// Whether a build without a terminal prints a line for `progress` at
+/// `now`, after `last`: as a table's first and last pawn level start
+/// seeding (the only lines of a small build), and otherwise once
+/// [`LOG_EVERY`] has passed since the last line, so that the log of a
+/// build that takes hours says which pass and ply it is in and how long
+/// it has left.
+fn log_line_due(
+    last: Option<LastLine>,
+    material: Material,
+    progress: Progress,
+    now: Instant,
+) -> bool {
+    let level_starts = matches!(
+        progress,
+        Progress::Seed { level, levels, percent: 0 } if level == 0 || level + 1 == levels
+    );
+    match last {
+        None => level_starts,
+        Some(last)
+            if level_starts
+                && (last.material, last.level) != (material, progress_level(progress)) =>
+        {
+            true
+        }
+        Some(last) => now.duration_since(last.at) >= LOG_EVERY,
+    }
+}
+
+/// The pawn level a progress report is about (0 for a table without).
+fn progress_level(progress: Progress) -> usize {
+    match progress {
+        Progress::Seed { level, .. }
+        | Progress::Ply { level, .. }
+        | Progress::Checkpoint { level, .. }
+        | Progress::Resumed { level, .. } => level,
+        Progress::CheckpointUnusable(_) => 0,
     }
 }
 
@@ -411,6 +466,54 @@ mod tests {
     use dtz50::index::Layout;
 
     use super::*;
+
+    #[test]
+    fn a_log_gets_each_end_level_and_then_a_line_a_minute() {
+        let [krpvk, kqvk] = ["KRPvK", "KQvK"].map(|n| n.parse::<Material>().expect("m"));
+        let start = Instant::now();
+        let seed = |level, percent| Progress::Seed {
+            level,
+            levels: 5,
+            percent,
+        };
+        let ply = |level| Progress::Ply {
+            level,
+            levels: 5,
+            ply: 30,
+            decided: 1,
+            undecided: 2,
+        };
+        let after = |seconds| start + Duration::from_secs(seconds);
+        let line = |material, level, at| {
+            Some(LastLine {
+                material,
+                level,
+                at,
+            })
+        };
+        assert!(log_line_due(None, krpvk, seed(0, 0), start), "first level");
+        assert!(!log_line_due(None, krpvk, ply(0), start), "no line yet");
+        let first = line(krpvk, 0, start);
+        assert!(!log_line_due(first, krpvk, seed(0, 0), after(1)), "printed");
+        assert!(!log_line_due(first, krpvk, seed(0, 10), after(1)));
+        assert!(!log_line_due(first, krpvk, ply(0), after(59)));
+        assert!(log_line_due(first, krpvk, ply(0), after(60)), "a minute");
+        assert!(
+            !log_line_due(first, krpvk, seed(2, 0), after(1)),
+            "middle level"
+        );
+        assert!(
+            log_line_due(first, krpvk, seed(4, 0), after(1)),
+            "last level"
+        );
+        assert!(
+            log_line_due(first, kqvk, seed(0, 0), after(1)),
+            "next table"
+        );
+        let later = line(krpvk, 4, after(70));
+        assert!(!log_line_due(later, krpvk, ply(4), after(129)));
+        assert!(log_line_due(later, krpvk, ply(4), after(130)));
+    }
 
     #[test]
     fn the_estimate_takes_the_largest_table_built_as_its_speed() {
