@@ -37,6 +37,16 @@ impl WorkArray {
         Ok(WorkArray { map, len })
     }
 
+    /// Ask for 2 MiB pages (transparent huge pages) for an anonymous
+    /// array read all over at random, so that its addresses fit the TLB:
+    /// the deep check's successor loads on 5-piece tables take 7 % less
+    /// time with them. Only a hint, which a kernel without them refuses;
+    /// the solver does not ask (its 5-piece builds took 2 % longer).
+    pub fn prefer_huge_pages(&self) {
+        #[cfg(target_os = "linux")]
+        let _ = self.map.advise(memmap2::Advice::HugePage);
+    }
+
     /// `len` cells in a temporary file in `dir`, unlinked immediately, so
     /// that the kernel can page the array to disk.
     ///

@@ -119,7 +119,7 @@ pub fn deep_check(
     }
     let allocate = |size: usize| match work_dir {
         Some(dir) => WorkArray::file_backed(dir, size),
-        None => WorkArray::anonymous(size),
+        None => WorkArray::anonymous(size).inspect(WorkArray::prefer_huge_pages),
     };
     stored.open(0, allocate).map_err(io_error)?;
     let seeds = allocate(usize::try_from(positions).expect("positions fit in memory"));
