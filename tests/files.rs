@@ -2,11 +2,14 @@
 
 mod common;
 
-use std::{path::PathBuf, sync::OnceLock};
+use std::{
+    path::PathBuf,
+    sync::{Mutex, OnceLock},
+};
 
 use dtz50::{
     format::{FormatError, HEADER_LEN, Header, SideStats, TRAILER_LEN, TableFile},
-    generate::{FileValues, deep_check, stats},
+    generate::{DeepStep, FileValues, deep_check, stats},
     index::TableIndex,
     material::Material,
     probe::{ProbeError, Tablebase},
@@ -202,10 +205,36 @@ fn legal_positions(header: &Header) -> u64 {
     header.stats.iter().flat_map(|side| side.counts).sum()
 }
 
-/// `verify --deep` finds no inconsistent position in `material`'s file.
+/// `verify --deep` finds no inconsistent position in `material`'s file,
+/// and tells its progress: seeding, reading, deriving and checking, in
+/// that order, each pass over chunks by tenths.
 fn assert_deep_check_passes(tb: &Tablebase, material: &Material) {
-    let report = deep_check(tb, material, None).expect("deep check runs");
+    let steps = Mutex::new(Vec::new());
+    let report = deep_check(tb, material, None, &|step| {
+        steps.lock().expect("lock").push(step);
+    })
+    .expect("deep check runs");
     assert_eq!(report.inconsistent, 0, "{material}: {:?}", report.examples);
+    // Threads report tenths as their chunks finish, so a pass's tenths
+    // may come in any order; the phases may not.
+    let mut steps = steps.into_inner().expect("lock");
+    let phase = |step: &DeepStep| match step {
+        DeepStep::Seeding { .. } => 0,
+        DeepStep::Reading => 1,
+        DeepStep::Deriving => 2,
+        DeepStep::Checking { .. } => 3,
+    };
+    assert!(steps.is_sorted_by_key(phase), "{material}: {steps:?}");
+    steps.sort_by_key(|step| match step {
+        DeepStep::Seeding { percent } | DeepStep::Checking { percent } => (phase(step), *percent),
+        _ => (phase(step), 0),
+    });
+    let tenths = |pass: fn(u8) -> DeepStep| (0..10).map(move |t| pass(t * 10));
+    let expected: Vec<DeepStep> = tenths(|percent| DeepStep::Seeding { percent })
+        .chain([DeepStep::Reading, DeepStep::Deriving])
+        .chain(tenths(|percent| DeepStep::Checking { percent }))
+        .collect();
+    assert_eq!(steps, expected, "{material}");
 }
 
 /// Identical pieces: the file keeps one order of their squares, and every
@@ -222,7 +251,7 @@ fn identical_pieces_read_the_same_in_every_order() {
     // `KkRR`), one index of each pair of distinct rook squares.
     assert_eq!(unsorted, 462 * 64 * 63 / 2);
     assert!(compared > 2_000_000, "{compared} positions compared");
-    let report = deep_check(&tb, &material, None).expect("deep check runs");
+    let report = deep_check(&tb, &material, None, &|_| {}).expect("deep check runs");
     assert_eq!(report.inconsistent, 0, "{:?}", report.examples);
 }
 

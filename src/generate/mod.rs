@@ -14,7 +14,7 @@
 //!   which a stopped build resumes, see [`checkpoint_path`]);
 //! * [`stats()`] — counts and longest DTZ of a solved table;
 //! * [`deep_check`] — recompute every position of a finished file from its
-//!   successors (module `verify`);
+//!   successors (module `verify`; `tenths`: how far a long pass is);
 //! * [`FileValues`] — a file's values a chunk at a time as a probe finds
 //!   them, its kept WDL raised by the best capture (module `values`).
 
@@ -31,6 +31,7 @@ mod slots;
 mod solve;
 mod stats;
 mod table;
+mod tenths;
 mod values;
 mod verify;
 
@@ -44,4 +45,4 @@ pub use solve::{Direction, Progress, SolveError, SolveOptions, Unusable, solve};
 pub use stats::stats;
 pub use table::{Table, TableSet};
 pub use values::FileValues;
-pub use verify::{DeepReport, MAX_REPORTED, SAMPLE_EVERY, deep_check};
+pub use verify::{DeepReport, DeepStep, MAX_REPORTED, SAMPLE_EVERY, deep_check};

@@ -84,7 +84,7 @@ use std::{
     io,
     ops::Range,
     path::{Path, PathBuf},
-    sync::atomic::{AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{AtomicU64, Ordering},
     time::Duration,
 };
 
@@ -99,6 +99,7 @@ use crate::{
         checkpoint::{Between, Checkpoints, LevelBits, level_bits},
         seed::{Search, Seeder},
         table::Table,
+        tenths::Tenths,
     },
     index::{Layout, Placement, TableIndex},
     material::Material,
@@ -934,15 +935,11 @@ impl Solver<'_> {
     fn seed(&self, level: &Level, progress: &(dyn Fn(Step) + Sync)) -> Result<(), ProbeError> {
         progress(Step::Seed(0));
         let seeder = Seeder::new(self.layout, self.rule, self, Search::All)?;
-        let chunks = level.chunks.len();
-        let done = AtomicUsize::new(0);
+        let report = |percent| progress(Step::Seed(percent));
+        let tenths = Tenths::new(level.chunks.len(), &report);
         let seeded = level.chunks.par_iter().try_for_each(|range| {
-            let tenths = |n: usize| n * 10 / chunks;
             let seeded_chunk = self.seed_chunk(&seeder, range);
-            let now = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if tenths(now) > tenths(now - 1) && now < chunks {
-                progress(Step::Seed((tenths(now) * 10) as u8));
-            }
+            tenths.chunk_done();
             seeded_chunk
         });
         self.publish();

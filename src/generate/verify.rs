@@ -53,6 +53,7 @@ use crate::{
         seed::{Search, Seeder},
         seed_pairs::SeedPairs,
         solve::{CHUNK, ensure_space},
+        tenths::Tenths,
         values::FileValues,
     },
     index::{Layout, Placement, Reorder, TableIndex},
@@ -81,6 +82,29 @@ pub struct DeepReport {
     pub examples: Vec<String>,
 }
 
+/// Where a deep check is, for the progress of a long one (KRNvKNN's takes
+/// over an hour).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeepStep {
+    /// Valuing every position's own moves (legal, mated, zeroing moves
+    /// from the sub-tables): `percent` done (0 as it starts, then every
+    /// tenth).
+    Seeding {
+        /// How much is done.
+        percent: u8,
+    },
+    /// Reading the file's values back, each stream in its own order.
+    Reading,
+    /// Giving the side whose DTZ the file does not keep the DTZ of its
+    /// moves.
+    Deriving,
+    /// Recomputing every position from its successors: `percent` done.
+    Checking {
+        /// How much is done.
+        percent: u8,
+    },
+}
+
 /// Counts of one chunk of the check pass.
 #[derive(Default)]
 struct Counts {
@@ -89,10 +113,11 @@ struct Counts {
     inconsistent: u64,
 }
 
-/// Recompute every position of `material` from its successors. The work
-/// arrays are anonymous memory, or with `work_dir` maps of unlinked files
-/// there, which the kernel pages to disk when memory runs short (a check
-/// of a table larger than the machine's memory).
+/// Recompute every position of `material` from its successors, telling
+/// `progress` where the check is. The work arrays are anonymous memory,
+/// or with `work_dir` maps of unlinked files there, which the kernel pages
+/// to disk when memory runs short (a check of a table larger than the
+/// machine's memory).
 ///
 /// # Errors
 /// A missing or corrupt table (this one or a sub-table), memory for the
@@ -102,6 +127,7 @@ pub fn deep_check(
     tables: &Tablebase,
     material: &Material,
     work_dir: Option<&Path>,
+    progress: &(dyn Fn(DeepStep) + Sync),
 ) -> Result<DeepReport, ProbeError> {
     let table = tables.table(material)?;
     // The check numbers both sides as the file numbers White to move
@@ -127,7 +153,10 @@ pub fn deep_check(
         stored,
         seeds: SeedPairs::new(seeds.map_err(io_error)?, tables.rule()),
     };
-    let general = seed(tables, layout, &arrays)?;
+    let general = seed(tables, layout, &arrays, &|percent| {
+        progress(DeepStep::Seeding { percent });
+    })?;
+    progress(DeepStep::Reading);
     let values = FileValues::new(tables, material)?;
     read_stored(&values, &arrays)?;
     let check = Check {
@@ -139,11 +168,20 @@ pub fn deep_check(
         general,
         examples: Mutex::new(Vec::new()),
     };
+    progress(DeepStep::Deriving);
     check.resolve_general_zeroing()?;
     check.derive_unkept()?;
-    let counts = chunks(layout)
+    progress(DeepStep::Checking { percent: 0 });
+    let chunks = chunks(layout);
+    let report = |percent| progress(DeepStep::Checking { percent });
+    let tenths = Tenths::new(chunks.len(), &report);
+    let counts = chunks
         .into_par_iter()
-        .map(|range| check.chunk(range))
+        .map(|range| {
+            let counts = check.chunk(range);
+            tenths.chunk_done();
+            counts
+        })
         .try_reduce(Counts::default, |a, b| {
             Ok(Counts {
                 checked: a.checked + b.checked,
@@ -376,9 +414,13 @@ fn seed(
     tables: &Tablebase,
     layout: &Layout,
     arrays: &Arrays,
+    progress: &(dyn Fn(u8) + Sync),
 ) -> Result<ByColor<Vec<u64>>, ProbeError> {
+    progress(0);
     let seeder = Seeder::new(layout, tables.rule(), tables, Search::All)?;
-    let parts = chunks(layout)
+    let chunks = chunks(layout);
+    let tenths = Tenths::new(chunks.len(), progress);
+    let parts = chunks
         .into_par_iter()
         .map(|range| -> Result<ByColor<Vec<u64>>, ProbeError> {
             let mut general = ByColor::<Vec<u64>>::default();
@@ -403,6 +445,7 @@ fn seed(
             })?;
             Ok(general)
         })
+        .inspect(|_| tenths.chunk_done())
         .collect::<Result<Vec<_>, ProbeError>>()?;
     Ok(ByColor::new_with(|turn| {
         parts
@@ -697,7 +740,7 @@ mod tests {
             Color::White,
             "the changed value is one the file keeps"
         );
-        deep_check(&tables, material, work_dir).expect("deep check runs")
+        deep_check(&tables, material, work_dir, &|_| {}).expect("deep check runs")
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use std::{
     io::{self, Write},
     path::{Path, PathBuf},
+    time::Duration,
 };
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -166,4 +167,31 @@ pub fn one_line(e: &anyhow::Error) -> String {
 pub fn say(line: impl std::fmt::Display) -> Result<()> {
     writeln!(io::stdout().lock(), "{line}")?;
     Ok(())
+}
+
+/// How often, at most, a long command writing to a log rather than a
+/// terminal prints where it is.
+pub const LOG_EVERY: Duration = Duration::from_secs(60);
+
+/// "about 3 h 5 min", "about 12 min", "under a minute".
+pub fn duration_text(seconds: f64) -> String {
+    let minutes = (seconds / 60.0).round() as u64;
+    match minutes {
+        0 => "under a minute".to_owned(),
+        1..60 => format!("about {minutes} min"),
+        _ => format!("about {} h {} min", minutes / 60, minutes % 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_rounded_to_minutes() {
+        assert_eq!(duration_text(29.0), "under a minute");
+        assert_eq!(duration_text(31.0), "about 1 min");
+        assert_eq!(duration_text(59.0 * 60.0), "about 59 min");
+        assert_eq!(duration_text(3.0 * 3600.0 + 5.0 * 60.0), "about 3 h 5 min");
+    }
 }

@@ -25,7 +25,7 @@ use dtz50::{
 };
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::options::{TargetOptions, ThreadOptions};
+use crate::options::{LOG_EVERY, TargetOptions, ThreadOptions, duration_text};
 
 /// Arguments of `dtz50 generate`.
 #[derive(Debug, Args)]
@@ -227,10 +227,6 @@ struct LastLine {
     at: Instant,
 }
 
-/// How often, at most, a build without a terminal prints where its
-/// solver is.
-const LOG_EVERY: Duration = Duration::from_secs(60);
-
 /// Whether a build without a terminal prints a line for `progress` at
 /// `now`, after `last`: as a table's first and last pawn level start
 /// seeding (the only lines of a small build), and otherwise once
@@ -345,16 +341,6 @@ impl Estimate {
 /// How much smaller than the largest table left a table built may be and
 /// still give the speed (see [`Estimate`]).
 const GUIDE_FRACTION: u64 = 64;
-
-/// "about 3 h 5 min", "about 12 min", "under a minute".
-fn duration_text(seconds: f64) -> String {
-    let minutes = (seconds / 60.0).round() as u64;
-    match minutes {
-        0 => "under a minute".to_owned(),
-        1..60 => format!("about {minutes} min"),
-        _ => format!("about {} h {} min", minutes / 60, minutes % 60),
-    }
-}
 
 /// " 40 %" once seeding is under way; nothing as it starts.
 fn percent_text(percent: u8) -> String {
@@ -550,14 +536,6 @@ mod tests {
         assert!((estimate.seconds_left(later).expect("known") - left).abs() < 1e-9);
         let much_later = start + Duration::from_secs(100_000);
         assert_eq!(estimate.seconds_left(much_later), Some(0.0));
-    }
-
-    #[test]
-    fn durations_are_rounded_to_minutes() {
-        assert_eq!(duration_text(29.0), "under a minute");
-        assert_eq!(duration_text(31.0), "about 1 min");
-        assert_eq!(duration_text(59.0 * 60.0), "about 59 min");
-        assert_eq!(duration_text(3.0 * 3600.0 + 5.0 * 60.0), "about 3 h 5 min");
     }
 
     #[test]

@@ -1,16 +1,25 @@
 //! `dtz50 verify`: check table files (checksums and every block), and with
-//! `--deep` recompute every position from its successors.
+//! `--deep` recompute every position from its successors, saying where a
+//! long check is on standard error ([`DeepProgress`]).
 
 use std::{
+    io::{self, IsTerminal},
     path::{Path, PathBuf},
     process::ExitCode,
+    sync::Mutex,
+    time::{Duration, Instant},
 };
 
 use anyhow::{Result, bail};
 use clap::Args;
-use dtz50::{Tablebase, generate::deep_check, probe::open_file};
+use dtz50::{
+    Tablebase,
+    generate::{DeepStep, deep_check},
+    probe::open_file,
+};
+use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::options::{ThreadOptions, one_line, say, table_files};
+use crate::options::{LOG_EVERY, ThreadOptions, duration_text, one_line, say, table_files};
 
 /// Arguments of `dtz50 verify`.
 #[derive(Debug, Args)]
@@ -73,7 +82,12 @@ fn verify_file(file: &Path, deep: Option<Option<&Path>>) -> Result<String> {
         .filter(|dir| !dir.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let tables = Tablebase::open(dir, header.rule)?;
-    let report = deep_check(&tables, &header.material, work_dir)?;
+    let progress = DeepProgress::new(file);
+    let report = deep_check(&tables, &header.material, work_dir, &|step| {
+        progress.step(step, Instant::now());
+    });
+    progress.finish();
+    let report = report?;
     if report.inconsistent > 0 {
         bail!(
             "{} of {} positions disagree with their successors; first: {}",
@@ -86,4 +100,115 @@ fn verify_file(file: &Path, deep: Option<Option<&Path>>) -> Result<String> {
         " ({} positions recomputed from their successors, {} of them also through shakmaty)",
         report.checked, report.cross_checked
     ))
+}
+
+/// Where a deep check is, on standard error: on a terminal one line that
+/// changes in place and is cleared at the end; otherwise (a log) a line
+/// once [`LOG_EVERY`] has passed since the check started or since the
+/// last line, so that a check that takes an hour shows how far it is and
+/// one that takes seconds prints nothing.
+struct DeepProgress<'a> {
+    file: &'a Path,
+    bar: Option<ProgressBar>,
+    started: Instant,
+    /// Without a terminal: when the last line was printed (or the start).
+    last_line: Mutex<Instant>,
+}
+
+impl<'a> DeepProgress<'a> {
+    fn new(file: &'a Path) -> DeepProgress<'a> {
+        let bar = io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                    .expect("valid template"),
+            );
+            bar.enable_steady_tick(Duration::from_millis(250));
+            bar
+        });
+        let started = Instant::now();
+        DeepProgress {
+            file,
+            bar,
+            started,
+            last_line: Mutex::new(started),
+        }
+    }
+
+    /// The check reached `step` at `now`.
+    fn step(&self, step: DeepStep, now: Instant) {
+        let text = format!("{}: deep check: {}", self.file.display(), step_text(step));
+        match &self.bar {
+            Some(bar) => bar.set_message(text),
+            None => {
+                let mut last = self.last_line.lock().expect("lock");
+                if now.duration_since(*last) >= LOG_EVERY {
+                    let elapsed = now.duration_since(self.started).as_secs_f64();
+                    eprintln!("{text} ({} in)", duration_text(elapsed));
+                    *last = now;
+                }
+            }
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// A deep check's step in words: "seeding 40 %", "checking".
+fn step_text(step: DeepStep) -> String {
+    let percent = |p: u8| {
+        if p == 0 {
+            String::new()
+        } else {
+            format!(" {p} %")
+        }
+    };
+    match step {
+        DeepStep::Seeding { percent: p } => {
+            format!("valuing each position's own moves{}", percent(p))
+        }
+        DeepStep::Reading => "reading the file's values back".to_owned(),
+        DeepStep::Deriving => "deriving the unkept side's DTZ".to_owned(),
+        DeepStep::Checking { percent: p } => {
+            format!(
+                "recomputing every position from its successors{}",
+                percent(p)
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_gets_a_line_a_minute_and_the_step_it_is_in() {
+        let progress = DeepProgress {
+            file: Path::new("KRNvKNN.dtz50"),
+            bar: None,
+            started: Instant::now(),
+            last_line: Mutex::new(Instant::now()),
+        };
+        let start = *progress.last_line.lock().expect("lock");
+        let after = |seconds| start + Duration::from_secs(seconds);
+        progress.step(DeepStep::Seeding { percent: 10 }, after(59));
+        assert_eq!(*progress.last_line.lock().expect("lock"), start);
+        progress.step(DeepStep::Reading, after(60));
+        assert_eq!(*progress.last_line.lock().expect("lock"), after(60));
+        progress.step(DeepStep::Deriving, after(100));
+        assert_eq!(*progress.last_line.lock().expect("lock"), after(60));
+        assert_eq!(
+            step_text(DeepStep::Checking { percent: 40 }),
+            "recomputing every position from its successors 40 %"
+        );
+        assert_eq!(
+            step_text(DeepStep::Seeding { percent: 0 }),
+            "valuing each position's own moves"
+        );
+    }
 }
