@@ -158,7 +158,8 @@ impl<'a> DeepProgress<'a> {
     }
 }
 
-/// A deep check's step in words: "seeding 40 %", "checking".
+/// A deep check's step in words: "valuing each position's own moves 40 %",
+/// "reading the file's values back".
 fn step_text(step: DeepStep) -> String {
     let percent = |p: u8| {
         if p == 0 {
