@@ -105,8 +105,10 @@ fn verify_file(file: &Path, deep: Option<Option<&Path>>) -> Result<String> {
 /// Where a deep check is, on standard error: on a terminal one line that
 /// changes in place and is cleared at the end; otherwise (a log) a line
 /// once [`LOG_EVERY`] has passed since the check started or since the
-/// last line, so that a check that takes an hour shows how far it is and
-/// one that takes seconds prints nothing.
+/// last line, and a line as each step starts once the check has run that
+/// long, so that a check that takes an hour shows how far it is (its
+/// reading step alone takes half an hour on KRNvKNN) and one that takes
+/// seconds prints nothing.
 struct DeepProgress<'a> {
     file: &'a Path,
     bar: Option<ProgressBar>,
@@ -142,7 +144,8 @@ impl<'a> DeepProgress<'a> {
             Some(bar) => bar.set_message(text),
             None => {
                 let mut last = self.last_line.lock().expect("lock");
-                if now.duration_since(*last) >= LOG_EVERY {
+                let long = now.duration_since(self.started) >= LOG_EVERY;
+                if now.duration_since(*last) >= LOG_EVERY || long && starts_phase(step) {
                     let elapsed = now.duration_since(self.started).as_secs_f64();
                     eprintln!("{text} ({} in)", duration_text(elapsed));
                     *last = now;
@@ -156,6 +159,17 @@ impl<'a> DeepProgress<'a> {
             bar.finish_and_clear();
         }
     }
+}
+
+/// Whether `step` is the start of one of the check's steps.
+fn starts_phase(step: DeepStep) -> bool {
+    matches!(
+        step,
+        DeepStep::Seeding { percent: 0 }
+            | DeepStep::Reading
+            | DeepStep::Deriving
+            | DeepStep::Checking { percent: 0 }
+    )
 }
 
 /// A deep check's step in words: "valuing each position's own moves 40 %",
@@ -188,21 +202,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_log_gets_a_line_a_minute_and_the_step_it_is_in() {
+    fn a_log_gets_a_line_a_minute_and_each_step_after_the_first_minute() {
+        let start = Instant::now();
         let progress = DeepProgress {
             file: Path::new("KRNvKNN.dtz50"),
             bar: None,
-            started: Instant::now(),
-            last_line: Mutex::new(Instant::now()),
+            started: start,
+            last_line: Mutex::new(start),
         };
-        let start = *progress.last_line.lock().expect("lock");
         let after = |seconds| start + Duration::from_secs(seconds);
-        progress.step(DeepStep::Seeding { percent: 10 }, after(59));
-        assert_eq!(*progress.last_line.lock().expect("lock"), start);
+        let last = || *progress.last_line.lock().expect("lock");
+        progress.step(DeepStep::Seeding { percent: 10 }, after(30));
+        progress.step(DeepStep::Reading, after(59));
+        assert_eq!(last(), start, "a check under a minute prints nothing");
         progress.step(DeepStep::Reading, after(60));
-        assert_eq!(*progress.last_line.lock().expect("lock"), after(60));
-        progress.step(DeepStep::Deriving, after(100));
-        assert_eq!(*progress.last_line.lock().expect("lock"), after(60));
+        assert_eq!(last(), after(60), "a minute");
+        progress.step(DeepStep::Checking { percent: 10 }, after(100));
+        assert_eq!(last(), after(60), "not yet a minute since the last line");
+        progress.step(DeepStep::Deriving, after(101));
+        assert_eq!(last(), after(101), "a new step, after the first minute");
+        assert!(starts_phase(DeepStep::Checking { percent: 0 }));
+        assert!(!starts_phase(DeepStep::Seeding { percent: 90 }));
         assert_eq!(
             step_text(DeepStep::Checking { percent: 40 }),
             "recomputing every position from its successors 40 %"
