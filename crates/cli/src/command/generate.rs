@@ -245,13 +245,11 @@ fn log_line_due(
     );
     match last {
         None => level_starts,
-        Some(last)
-            if level_starts
-                && (last.material, last.level) != (material, progress_level(progress)) =>
-        {
-            true
+        Some(last) => {
+            let level = (material, progress_level(progress));
+            (level_starts && (last.material, last.level) != level)
+                || now.duration_since(last.at) >= LOG_EVERY
         }
-        Some(last) => now.duration_since(last.at) >= LOG_EVERY,
     }
 }
 
