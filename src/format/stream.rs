@@ -389,8 +389,10 @@ pub(super) struct StreamPlace {
     pub end: u64,
 }
 
-/// A symbol: its two halves (a pair) or its code (a terminal: `left` is
-/// the code, `right` is [`NO_PAIR`]). The positions it stands for are
+/// A symbol as a reader walks it: its two halves (a pair), or the one
+/// code every position it stands for holds (`left` is the code, `right`
+/// is [`NO_PAIR`]): a terminal, or a pair that is a run of one code, which
+/// a probe then needs to walk no further. The positions it stands for are
 /// kept apart ([`StreamReader`]'s `spans`).
 #[derive(Debug, Clone, Copy)]
 struct Symbol {
@@ -402,9 +404,10 @@ struct Symbol {
 const NO_PAIR: u16 = u16::MAX;
 
 /// The symbols of a head's entries (three bytes each, two 12-bit halves,
-/// see the module doc) over its terminal codes, and the positions each
-/// stands for; an error if an entry names no terminal or symbol, or the
-/// pairs loop or stand for more than [`MAX_SYMBOL_LEN`] positions.
+/// see the module doc) over its terminal codes, a run of one code as that
+/// code, and the positions each stands for; an error if an entry names no
+/// terminal or symbol, or the pairs loop or stand for more than
+/// [`MAX_SYMBOL_LEN`] positions.
 fn symbol_table(
     entries: &[u8],
     terminal_codes: &[u16],
@@ -433,10 +436,15 @@ fn symbol_table(
         });
     }
     // Lengths depth first (0: not known yet; a terminal's is 1); a
-    // symbol met again while open is a loop.
+    // symbol met again while open is a loop. Alongside, the code a
+    // symbol's every position holds, if one does.
     let mut lens: Vec<u32> = symbols
         .iter()
         .map(|s| u32::from(s.right == NO_PAIR))
+        .collect();
+    let mut run_of: Vec<Option<u16>> = symbols
+        .iter()
+        .map(|s| (s.right == NO_PAIR).then_some(s.left))
         .collect();
     let mut stack: Vec<(u16, bool)> = Vec::new();
     for root in 0..symbols.len() as u16 {
@@ -458,6 +466,13 @@ fn symbol_table(
                     return Err("a symbol is too long");
                 }
                 lens[usize::from(s)] = l + r;
+                let halves = (
+                    run_of[usize::from(symbol.left)],
+                    run_of[usize::from(symbol.right)],
+                );
+                if halves.0 == halves.1 {
+                    run_of[usize::from(s)] = halves.0;
+                }
             } else {
                 // A path without a loop holds each symbol once, and the
                 // stack a path and a sibling of each: more is a loop.
@@ -468,6 +483,14 @@ fn symbol_table(
                 stack.push((symbol.left, false));
                 stack.push((symbol.right, false));
             }
+        }
+    }
+    for (symbol, run) in symbols.iter_mut().zip(run_of) {
+        if let Some(code) = run {
+            *symbol = Symbol {
+                left: code,
+                right: NO_PAIR,
+            };
         }
     }
     // Every length is now at most MAX_SYMBOL_LEN (65,535).
@@ -823,7 +846,9 @@ impl StreamReader {
                     if skip >= span {
                         skip -= span;
                     } else if sym.right == NO_PAIR {
-                        out.push(sym.left);
+                        let run = (span - skip).min((len - out.len()) as u64);
+                        out.extend(std::iter::repeat_n(sym.left, run as usize));
+                        skip = 0;
                         if out.len() == len {
                             break;
                         }
@@ -952,19 +977,33 @@ mod tests {
     }
 
     /// Pairs may name later symbols (canonical numbering); lengths follow
-    /// the pairs; a loop, a missing symbol or terminal and a symbol over
-    /// [`MAX_SYMBOL_LEN`] are errors, never a hang.
+    /// the pairs; a run of one code reads as that code; a loop, a missing
+    /// symbol or terminal and a symbol over [`MAX_SYMBOL_LEN`] are errors,
+    /// never a hang.
     #[test]
     fn head_symbols_are_checked() {
-        // 0 = (2, 1), 1 = terminal 0 (code 7), 2 = (1, 1).
-        let (symbols, spans) =
-            symbol_table(&entries(&[(2, 1), (TERMINAL, 0), (1, 1)]), &[7]).expect("sound");
+        // 0 = (4, 3): 7 7 7 9; 1 = terminal 0 (code 7); 2 = terminal 1
+        // (code 9); 3 = (1, 2): 7 9; 4 = (1, 1): 7 7.
+        let (symbols, spans) = symbol_table(
+            &entries(&[(4, 3), (TERMINAL, 0), (TERMINAL, 1), (1, 2), (1, 1)]),
+            &[7, 9],
+        )
+        .expect("sound");
         let described: Vec<(u32, u16, u16)> = symbols
             .iter()
             .zip(&spans)
             .map(|(s, &span)| (u32::from(span), s.left, s.right))
             .collect();
-        assert_eq!(described, [(3, 2, 1), (1, 7, NO_PAIR), (2, 1, 1)]);
+        assert_eq!(
+            described,
+            [
+                (4, 4, 3),
+                (1, 7, NO_PAIR),
+                (1, 9, NO_PAIR),
+                (2, 1, 2),
+                (2, 7, NO_PAIR)
+            ]
+        );
         for (halves, why) in [
             (vec![(0, 1), (TERMINAL, 0)], "the pairs loop"),
             (vec![(2, 1), (TERMINAL, 0), (0, 1)], "the pairs loop"),
