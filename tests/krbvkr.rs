@@ -8,10 +8,11 @@
 
 mod common;
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use dtz50::{
-    generate::FileValues,
+    format::WriteStep,
+    generate::{Event, FileValues},
     index::TableIndex,
     material::Material,
     probe::Tablebase,
@@ -26,7 +27,9 @@ fn krbvkr() -> Material {
     "KRBvKR".parse().expect("material")
 }
 
-/// KRBvKR and its sub-tables, generated once per rule.
+/// KRBvKR and its sub-tables, generated once per rule; KRBvKR's write
+/// reports each of its steps, its three streams one at a time (it is too
+/// large to encode them at once).
 fn tables(rule: Rule) -> &'static (TempDir, Tablebase) {
     static CELLS: [OnceLock<(TempDir, Tablebase)>; 3] =
         [OnceLock::new(), OnceLock::new(), OnceLock::new()];
@@ -37,7 +40,25 @@ fn tables(rule: Rule) -> &'static (TempDir, Tablebase) {
     };
     CELLS[slot].get_or_init(|| {
         let dir = tempfile::tempdir().expect("temp dir");
-        let tb = common::generate_files(dir.path(), &[krbvkr()], rule);
+        let steps = Mutex::new(Vec::new());
+        let tb = common::generate_files_telling(dir.path(), &[krbvkr()], rule, &|event| {
+            if let Event::WriteStep(material, step) = event
+                && material == krbvkr()
+            {
+                steps.lock().expect("lock").push(step);
+            }
+        });
+        let encoding = |done| WriteStep::Encoding { done, streams: 3 };
+        assert_eq!(
+            steps.into_inner().expect("lock"),
+            [
+                WriteStep::ChoosingOrders,
+                WriteStep::BuildingGrammars,
+                encoding(0),
+                encoding(1),
+                encoding(2)
+            ]
+        );
         (dir, tb)
     })
 }

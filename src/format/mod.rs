@@ -164,7 +164,7 @@ pub use header::{Header, SideStats};
 pub use reader::TableFile;
 pub use solved::{OrderSearch, SolvedValues};
 pub use source::{PositionalFile, Source};
-pub use writer::write_table;
+pub use writer::{WriteStep, write_table};
 
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";

@@ -24,8 +24,32 @@ use crate::index::TableIndex;
 /// once.
 const PARALLEL_STREAMS_UP_TO: u64 = 1 << 22;
 
+/// What the writer is doing, for progress displays (a six-piece table
+/// takes minutes at each step).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteStep {
+    /// Choosing each stream's order of the pieces' digits from samples.
+    ChoosingOrders,
+    /// Building each stream's grammar from its sample.
+    BuildingGrammars,
+    /// Encoding a small table's streams, all at once.
+    EncodingAtOnce {
+        /// Streams in the file (three, or two for symmetric material).
+        streams: usize,
+    },
+    /// Encoding and writing a large table's streams one at a time, `done`
+    /// of `streams` written so far.
+    Encoding {
+        /// Streams written.
+        done: usize,
+        /// Streams in the file.
+        streams: usize,
+    },
+}
+
 /// Write `table` (with its `stats`) to `out` in the format above, its
-/// streams' orders searched as `search` says.
+/// streams' orders searched as `search` says, telling `on_step` as each
+/// step starts.
 ///
 /// # Errors
 /// Whatever `out` reports.
@@ -34,7 +58,9 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     stats: &ByColor<SideStats>,
     search: OrderSearch,
     out: W,
+    on_step: &(dyn Fn(WriteStep) + Sync),
 ) -> io::Result<W> {
+    on_step(WriteStep::ChoosingOrders);
     let plan = plan_file(table, search);
     let dtz_side = plan.dtz_side;
     let wdl_layouts = plan.wdl.as_ref().map(|stream| stream.file.layout());
@@ -73,12 +99,15 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
         move |start, len| file.codes(id, start, len)
     };
     let size = |id: StreamId| plan.stream(id).layout().size();
+    on_step(WriteStep::BuildingGrammars);
     let grammars: Vec<Grammar> = kept.par_iter().map(|&id| plan.grammar(id)).collect();
     let encode = |id: StreamId, grammar: &Grammar| {
         encode_stream(size(id), id.block_len(), grammar, &codes(id))
     };
+    let streams = kept.len();
     let mut encoded: Vec<Option<EncodedStream>> = if table.layout().size() <= PARALLEL_STREAMS_UP_TO
     {
+        on_step(WriteStep::EncodingAtOnce { streams });
         kept.par_iter()
             .zip(&grammars)
             .map(|(&id, grammar)| Some(encode(id, grammar)))
@@ -93,9 +122,10 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
             trailer.extend_from_slice(&[0; 32]);
             continue;
         };
-        let stream = encoded[k]
-            .take()
-            .unwrap_or_else(|| encode(id, &grammars[k]));
+        let stream = encoded[k].take().unwrap_or_else(|| {
+            on_step(WriteStep::Encoding { done: k, streams });
+            encode(id, &grammars[k])
+        });
         let block_len = id.block_len() as u64;
         let padding = (block_len - out.written % block_len) % block_len;
         out.write_all(&vec![0; padding as usize])?;

@@ -22,7 +22,7 @@ use shakmaty::ByColor;
 use thiserror::Error;
 
 use crate::{
-    format::{EXTENSION, OrderSearch, SideStats, TableFile, write_table},
+    format::{EXTENSION, OrderSearch, SideStats, TableFile, WriteStep, write_table},
     generate::{
         atomic::write_atomically,
         checkpoint::remove_checkpoint,
@@ -83,8 +83,11 @@ pub enum Event<'a> {
     Rebuilding(Material, &'a Path, &'a ProbeError),
     /// A table is being solved.
     Solving(Material, Progress),
-    /// A table is being compressed and written.
+    /// A table is being compressed and written (for a table with pawns,
+    /// first marking the positions whose best capture reaches their WDL).
     Writing(Material),
+    /// A step of writing a table, after [`Event::Writing`].
+    WriteStep(Material, WriteStep),
     /// A table is done.
     Finished(&'a Summary),
 }
@@ -200,6 +203,7 @@ pub fn generate(
                 &stats,
                 options.order_search,
                 BufWriter::with_capacity(1 << 20, file),
+                &|step| on_event(Event::WriteStep(material, step)),
             )?
             .into_inner()
             .map_err(io::IntoInnerError::into_error)

@@ -362,11 +362,13 @@ impl SolvedValues for Seeded<'_> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
     use shakmaty::Position;
 
     use super::*;
     use crate::{
-        format::{OrderSearch, TableFile, write_table},
+        format::{OrderSearch, TableFile, WriteStep, write_table},
         generate::{SolveOptions, solve, stats::stats},
         probe::resolve_wdl,
     };
@@ -398,7 +400,7 @@ mod tests {
     /// are those of reading each position where it falls. KNvKP's file
     /// moves its kings (so its segments, sample windows and estimate
     /// windows, aligned or not, are all read by blocks); KRBvK's moves
-    /// its free pieces only.
+    /// its free pieces only. The writer tells each step as it starts.
     #[test]
     fn reading_in_the_solvers_order_writes_the_same_bytes() {
         for (name, order) in [("KNvKP", vec![2, 1, 0]), ("KRBvK", vec![0, 1, 3, 2])] {
@@ -409,13 +411,27 @@ mod tests {
             }
             let table = set.get(&material).expect("solved");
             let stats = stats(table);
-            let scattered =
-                write_table(table, &stats, OrderSearch::Sampled, Vec::new()).expect("writes");
+            let steps = Mutex::new(Vec::new());
+            let scattered = write_table(table, &stats, OrderSearch::Sampled, Vec::new(), &|s| {
+                steps.lock().expect("lock").push(s)
+            })
+            .expect("writes");
+            // KNvKP (over 2^22 positions per side) is encoded a stream at a
+            // time, KRBvK all at once.
+            let mut expected = vec![WriteStep::ChoosingOrders, WriteStep::BuildingGrammars];
+            match name {
+                "KNvKP" => {
+                    expected.extend((0..3).map(|done| WriteStep::Encoding { done, streams: 3 }))
+                }
+                _ => expected.push(WriteStep::EncodingAtOnce { streams: 3 }),
+            }
+            assert_eq!(steps.into_inner().expect("lock"), expected, "{name}");
             let in_order = write_table(
                 &ReadInOrder(table),
                 &stats,
                 OrderSearch::Sampled,
                 Vec::new(),
+                &|_| {},
             )
             .expect("writes");
             assert!(scattered == in_order, "{name}: the bytes differ");

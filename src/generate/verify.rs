@@ -712,7 +712,7 @@ mod tests {
         }
         let dir = tempfile::tempdir().expect("temp dir");
         let file = File::create(dir.path().join("KQvK.dtz50")).expect("create");
-        write_table(&table, &stats(&table), OrderSearch::Sampled, file).expect("write");
+        write_table(&table, &stats(&table), OrderSearch::Sampled, file, &|_| {}).expect("write");
         check_written(dir.path(), &material, work_dir)
     }
 
@@ -799,7 +799,14 @@ mod tests {
             });
             let changed = Changed { table: &table, at };
             let file = File::create(dir.path().join(format!("{name}.dtz50"))).expect("create");
-            write_table(&changed, &stats(&table), OrderSearch::Sampled, file).expect("write");
+            write_table(
+                &changed,
+                &stats(&table),
+                OrderSearch::Sampled,
+                file,
+                &|_| {},
+            )
+            .expect("write");
             set.insert(table);
         }
         let material = last.parse().expect("material");

@@ -9,7 +9,7 @@ use std::{
 };
 
 use dtz50::{
-    generate::{GenerateOptions, SolveOptions, TableSet, generate, solve},
+    generate::{Event, GenerateOptions, SolveOptions, TableSet, generate, solve},
     material::Material,
     probe::Tablebase,
     value::Rule,
@@ -130,6 +130,16 @@ pub fn solve_set(targets: &[Material], rule: Rule) -> TableSet {
 
 /// Generate `targets` (and sub-tables) as files into `dir` and open them.
 pub fn generate_files(dir: &std::path::Path, targets: &[Material], rule: Rule) -> Tablebase {
+    generate_files_telling(dir, targets, rule, &|_| {})
+}
+
+/// [`generate_files`], telling `on_event` what the build does.
+pub fn generate_files_telling(
+    dir: &std::path::Path,
+    targets: &[Material],
+    rule: Rule,
+    on_event: &(dyn Fn(Event<'_>) + Sync),
+) -> Tablebase {
     let options = GenerateOptions {
         rule,
         out: dir.to_path_buf(),
@@ -137,7 +147,7 @@ pub fn generate_files(dir: &std::path::Path, targets: &[Material], rule: Rule) -
         checkpoint_every: None,
         order_search: Default::default(),
     };
-    generate(targets, &options, &|_| {}).expect("generation succeeds");
+    generate(targets, &options, on_event).expect("generation succeeds");
     Tablebase::open(dir, rule).expect("directory opens")
 }
 

@@ -1,7 +1,8 @@
 //! `dtz50 generate`: build tables into a directory, with a progress bar on
 //! a terminal; otherwise (a log) a line as each table starts and a summary
-//! line as it ends, and a progress line a minute in between for a table
-//! that takes longer (see [`log_line_due`]). Either way the progress says
+//! line as it ends, and for a table that takes longer a progress line a
+//! minute in between (see [`log_line_due`]) and a line as each step of its
+//! write starts. Either way the progress says
 //! which table, pawn level and ply the solver is in and,
 //! once a table large enough to go by is built, about how long the rest
 //! will take (see [`Estimate`]).
@@ -19,7 +20,7 @@ use anyhow::Result;
 use clap::Args;
 use dtz50::{
     Material, Rule,
-    format::{OrderSearch, SideStats},
+    format::{OrderSearch, SideStats, WriteStep},
     generate::{Event, GenerateOptions, Progress, Summary, Unusable, generate, solved_positions},
     probe::error_chain,
 };
@@ -179,15 +180,30 @@ impl Reporter {
                     }
                 }
             }
-            Event::Writing(material) => {
-                if let Some(bar) = &self.bar {
-                    bar.set_message(format!("{material}: compressing"));
-                }
-            }
+            Event::Writing(material) => self.writing(material, None, Instant::now()),
+            Event::WriteStep(material, step) => self.writing(material, Some(step), Instant::now()),
             Event::Finished(summary) => {
                 self.estimate().finished(summary);
                 self.println(&summary_line(summary));
                 self.advance();
+            }
+        }
+    }
+
+    /// A table's write starts (`step` `None`) or goes on to `step` at
+    /// `now`: the bar's message on a terminal; in a log, a line once the
+    /// table has been built for [`LOG_EVERY`] (a six-piece table's write
+    /// takes a quarter of an hour, a small table's prints nothing).
+    fn writing(&self, material: Material, step: Option<WriteStep>, now: Instant) {
+        let text = write_text(material, step);
+        match &self.bar {
+            Some(bar) => bar.set_message(text),
+            None => {
+                if let Some(elapsed) = self.estimate().building_for(material, now)
+                    && elapsed >= LOG_EVERY
+                {
+                    eprintln!("{text} ({} in)", duration_text(elapsed.as_secs_f64()));
+                }
             }
         }
     }
@@ -299,6 +315,13 @@ impl Estimate {
         if self.current.is_none_or(|(m, _)| m != material) {
             self.current = Some((material, now));
         }
+    }
+
+    /// How long `material` has been built at `now`, if it is the table
+    /// being built.
+    fn building_for(&self, material: Material, now: Instant) -> Option<Duration> {
+        let (current, start) = self.current?;
+        (current == material).then(|| now.duration_since(start))
     }
 
     fn finished(&mut self, summary: &Summary) {
@@ -427,6 +450,28 @@ fn progress_text(material: Material, progress: Progress) -> String {
     }
 }
 
+/// What a table's write is doing, in words.
+fn write_text(material: Material, step: Option<WriteStep>) -> String {
+    match step {
+        None => format!("{material}: writing the file"),
+        Some(WriteStep::ChoosingOrders) => {
+            format!("{material}: writing: choosing each stream's order of the pieces")
+        }
+        Some(WriteStep::BuildingGrammars) => {
+            format!("{material}: writing: building each stream's grammar")
+        }
+        Some(WriteStep::EncodingAtOnce { streams }) => {
+            format!("{material}: writing: encoding its {streams} streams")
+        }
+        Some(WriteStep::Encoding { done, streams }) => {
+            format!(
+                "{material}: writing: encoding stream {} of {streams}",
+                done + 1
+            )
+        }
+    }
+}
+
 fn side_text(s: &SideStats) -> String {
     let [l, bl, d, cw, w] = s.counts;
     format!("W {w} CW {cw} D {d} BL {bl} L {l}")
@@ -497,6 +542,44 @@ mod tests {
         let later = line(krpvk, 4, after(70));
         assert!(!log_line_due(later, krpvk, ply(4), after(129)));
         assert!(log_line_due(later, krpvk, ply(4), after(130)));
+    }
+
+    #[test]
+    fn a_write_is_told_step_by_step_with_how_long_the_table_has_taken() {
+        let [krpvk, kqvk] = ["KRPvK", "KQvK"].map(|n| n.parse::<Material>().expect("m"));
+        let mut estimate = Estimate::default();
+        let start = Instant::now();
+        assert_eq!(estimate.building_for(krpvk, start), None, "not started");
+        estimate.started(krpvk, start);
+        let later = start + Duration::from_secs(61);
+        assert_eq!(
+            estimate.building_for(krpvk, later),
+            Some(Duration::from_secs(61))
+        );
+        assert_eq!(estimate.building_for(kqvk, later), None, "another table");
+        assert_eq!(write_text(krpvk, None), "KRPvK: writing the file");
+        assert_eq!(
+            write_text(krpvk, Some(WriteStep::ChoosingOrders)),
+            "KRPvK: writing: choosing each stream's order of the pieces"
+        );
+        assert_eq!(
+            write_text(krpvk, Some(WriteStep::BuildingGrammars)),
+            "KRPvK: writing: building each stream's grammar"
+        );
+        assert_eq!(
+            write_text(krpvk, Some(WriteStep::EncodingAtOnce { streams: 3 })),
+            "KRPvK: writing: encoding its 3 streams"
+        );
+        assert_eq!(
+            write_text(
+                krpvk,
+                Some(WriteStep::Encoding {
+                    done: 2,
+                    streams: 3
+                })
+            ),
+            "KRPvK: writing: encoding stream 3 of 3"
+        );
     }
 
     #[test]
