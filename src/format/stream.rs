@@ -436,15 +436,11 @@ fn symbol_table(
         });
     }
     // Lengths depth first (0: not known yet; a terminal's is 1); a
-    // symbol met again while open is a loop. Alongside, the code a
-    // symbol's every position holds, if one does.
+    // symbol met again while open is a loop. A pair of two runs of one
+    // code (a terminal is a run of one) becomes that run as it is done.
     let mut lens: Vec<u32> = symbols
         .iter()
         .map(|s| u32::from(s.right == NO_PAIR))
-        .collect();
-    let mut run_of: Vec<Option<u16>> = symbols
-        .iter()
-        .map(|s| (s.right == NO_PAIR).then_some(s.left))
         .collect();
     let mut stack: Vec<(u16, bool)> = Vec::new();
     for root in 0..symbols.len() as u16 {
@@ -466,12 +462,12 @@ fn symbol_table(
                     return Err("a symbol is too long");
                 }
                 lens[usize::from(s)] = l + r;
-                let halves = (
-                    run_of[usize::from(symbol.left)],
-                    run_of[usize::from(symbol.right)],
+                let (left, right) = (
+                    symbols[usize::from(symbol.left)],
+                    symbols[usize::from(symbol.right)],
                 );
-                if halves.0 == halves.1 {
-                    run_of[usize::from(s)] = halves.0;
+                if left.right == NO_PAIR && right.right == NO_PAIR && left.left == right.left {
+                    symbols[usize::from(s)] = left;
                 }
             } else {
                 // A path without a loop holds each symbol once, and the
@@ -483,14 +479,6 @@ fn symbol_table(
                 stack.push((symbol.left, false));
                 stack.push((symbol.right, false));
             }
-        }
-    }
-    for (symbol, run) in symbols.iter_mut().zip(run_of) {
-        if let Some(code) = run {
-            *symbol = Symbol {
-                left: code,
-                right: NO_PAIR,
-            };
         }
     }
     // Every length is now at most MAX_SYMBOL_LEN (65,535).
