@@ -180,8 +180,8 @@ impl Reporter {
                     }
                 }
             }
-            Event::Writing(material) => self.writing(material, None, Instant::now()),
-            Event::WriteStep(material, step) => self.writing(material, Some(step), Instant::now()),
+            Event::Writing(material) => self.writing(material, None),
+            Event::WriteStep(material, step) => self.writing(material, Some(step)),
             Event::Finished(summary) => {
                 self.estimate().finished(summary);
                 self.println(&summary_line(summary));
@@ -190,16 +190,16 @@ impl Reporter {
         }
     }
 
-    /// A table's write starts (`step` `None`) or goes on to `step` at
-    /// `now`: the bar's message on a terminal; in a log, a line once the
-    /// table has been built for [`LOG_EVERY`] (a six-piece table's write
-    /// takes a quarter of an hour, a small table's prints nothing).
-    fn writing(&self, material: Material, step: Option<WriteStep>, now: Instant) {
+    /// A table's write starts (`step` `None`) or goes on to `step`: the
+    /// bar's message on a terminal; in a log, a line once the table has
+    /// been built for [`LOG_EVERY`] (a six-piece table's write takes a
+    /// quarter of an hour, a small table's prints nothing).
+    fn writing(&self, material: Material, step: Option<WriteStep>) {
         let text = write_text(material, step);
         match &self.bar {
             Some(bar) => bar.set_message(text),
             None => {
-                if let Some(elapsed) = self.estimate().building_for(material, now)
+                if let Some(elapsed) = self.estimate().building_for(material, Instant::now())
                     && elapsed >= LOG_EVERY
                 {
                     eprintln!("{text} ({} in)", duration_text(elapsed.as_secs_f64()));
