@@ -119,9 +119,10 @@
 //! for rule 75), at most 30,000; the sign, the offset and the zero of
 //! draws come from the WDL stream, so a DTZ probe reads WDL first.
 //! "Don't care" positions take the value before them (the first cared-for
-//! value at a segment's start), which keeps runs long: illegal positions in
-//! both sections, indices whose identical pieces are out of order in both
-//! (a reader reads [`crate::index::Layout::sorted_identical`] of an
+//! value at a segment's start; in DTZ, a run of them between two values
+//! takes the smaller, the commoner distance), which keeps runs long:
+//! illegal positions in both sections, indices whose identical pieces are
+//! out of order in both (a reader reads [`crate::index::Layout::sorted_identical`] of an
 //! index), draws in DTZ, and in DTZ the wins that a zeroing move
 //! wins as fast as a win of their kind can be (DTZ 1, or `L + 1` for a
 //! cursed win): a reader looks for such a move before it reads the kept
