@@ -400,19 +400,19 @@ fn truncated_files_fail_on_open() {
 
 #[test]
 fn another_version_or_rule_is_a_clear_error() {
-    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 10);
+    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 11);
     assert_eq!(
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 10, this dtz50 reads version 11; `dtz50 generate` into its directory rebuilds it"
+        "format version 11, this dtz50 reads version 12; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 9);
     assert_eq!(
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 9, this dtz50 reads version 11; `dtz50 generate` into its directory rebuilds it"
+        "format version 9, this dtz50 reads version 12; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[0] = b'X');
     assert!(matches!(

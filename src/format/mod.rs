@@ -31,8 +31,10 @@
 //! from a cold start: its codes become symbols of a grammar (every symbol
 //! a code or a pair of earlier symbols, so one symbol stands for a run or
 //! a repeated pattern: Re-Pair), symbols get a canonical Huffman code, and
-//! the coded symbols fill fixed-size blocks ([`WDL_BLOCK_LEN`] and
-//! [`DTZ_BLOCK_LEN`] bytes), each ending in a CRC-16 of its bytes. A probe
+//! the coded symbols fill blocks of one length per stream (a power of two
+//! from [`MIN_BLOCK_LEN`] to [`WDL_BLOCK_LEN`] or [`DTZ_BLOCK_LEN`] bytes,
+//! whichever makes the stream smallest), each ending in a CRC-16 of its
+//! bytes. A probe
 //! reads one entry of a sparse index, walks a few per-block position
 //! counts, checks one block's CRC (the first time it reads that block
 //! while the file is open: one bit per block remembers it) and decodes
@@ -44,11 +46,11 @@
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 168 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 11
+//!      8     2  VERSION (u16) = 12
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
-//!     12     2  bytes per WDL block (u16): WDL_BLOCK_LEN
-//!     14     2  bytes per DTZ block (u16): DTZ_BLOCK_LEN
+//!     12     2  bytes per WDL block, at most (u16): WDL_BLOCK_LEN
+//!     14     2  bytes per DTZ block, at most (u16): DTZ_BLOCK_LEN
 //!     16    16  material, ASCII ("KRPvKR"), NUL-padded
 //!     32     8  N, positions per side to move in the order of White's
 //!               WDL stream (u64; each stream's own N is in its head)
@@ -79,7 +81,10 @@
 //! two: WDL White, DTZ White), one after the
 //! other, each:
 //!              zero padding to a multiple of the stream's block length
-//!              blocks: B × block length bytes; a block is Huffman codes of
+//!                 L: (offset of its head − offset of its blocks) / B, a
+//!                 power of two from MIN_BLOCK_LEN (16) to the header's
+//!                 most for its section
+//!              blocks: B × L bytes; a block is Huffman codes of
 //!              whole symbols, most significant bit first, zero padding,
 //!              then the CRC-16 (IBM-SDLC) of the bytes before it
 //!              head:
@@ -169,17 +174,21 @@ pub use writer::{WriteStep, write_table};
 
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
-/// The format version this crate writes and reads (version 10 numbered
+/// The format version this crate writes and reads (version 11 gave
+/// every stream of a section blocks of one length; version 10 numbered
 /// every stream in one order of digits; version 9 numbered a
 /// pawnless table's kings as one pair in every order; version 8 stored a
 /// stream's grammar in five bytes a symbol, see BENCHMARKS.md).
-pub const VERSION: u16 = 11;
+pub const VERSION: u16 = 12;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
-/// Bytes per WDL block: one or two cache lines per probe.
+/// Bytes per WDL block, at most: one or two cache lines per probe.
 pub const WDL_BLOCK_LEN: u16 = 64;
-/// Bytes per DTZ block.
+/// Bytes per DTZ block, at most.
 pub const DTZ_BLOCK_LEN: u16 = 128;
+/// Bytes per block, at least: a stream's blocks are the power of two from
+/// this to its section's most that makes it smallest.
+pub const MIN_BLOCK_LEN: u16 = 16;
 /// Positions per side read together by bulk readers (the solver reading a
 /// sub-table through, the deep check), at least: see
 /// [`TableFile::chunk_positions`].
@@ -326,8 +335,8 @@ impl StreamId {
             + usize::from(self.turn == shakmaty::Color::Black)
     }
 
-    /// Bytes per block.
-    pub fn block_len(self) -> usize {
+    /// Bytes per block, at most ([`WDL_BLOCK_LEN`], [`DTZ_BLOCK_LEN`]).
+    pub fn max_block_len(self) -> usize {
         usize::from(match self.section {
             Section::Dtz => DTZ_BLOCK_LEN,
             _ => WDL_BLOCK_LEN,

@@ -16,7 +16,8 @@ use sha2::{Digest, Sha256};
 use shakmaty::{Board, ByColor, Color};
 
 use super::{
-    CHUNK_POSITIONS, FormatError, HEADER_LEN, MAGIC, Section, StreamId, TRAILER_LEN, VERSION,
+    CHUNK_POSITIONS, FormatError, HEADER_LEN, MAGIC, MIN_BLOCK_LEN, Section, StreamId, TRAILER_LEN,
+    VERSION,
     cache::BlockCache,
     codes::{MAX_DTZ_CODE, pack_nibbles, wdl_code},
     header::{Header, parse_header},
@@ -172,18 +173,31 @@ impl<S: Source> TableFile<S> {
                 places.push(None);
                 continue;
             }
+            let blocks_offset = u64_at(&trailer, at);
+            let block_count = u32_at(&trailer, at + 8);
+            let head_offset = u64_at(&trailer, at + 16);
+            // The blocks fill the space before the head.
+            let block_len = head_offset
+                .checked_sub(blocks_offset)
+                .and_then(|len| len.checked_div(u64::from(block_count)))
+                .filter(|&len| {
+                    len.is_power_of_two()
+                        && (u64::from(MIN_BLOCK_LEN)..=id.max_block_len() as u64).contains(&len)
+                })
+                .unwrap_or(0) as usize;
             let place = StreamPlace {
-                blocks_offset: u64_at(&trailer, at),
-                block_count: u32_at(&trailer, at + 8),
-                block_len: id.block_len(),
+                blocks_offset,
+                block_count,
+                block_len,
                 head_len: u32_at(&trailer, at + 12),
-                head_offset: u64_at(&trailer, at + 16),
+                head_offset,
                 end: u64_at(&trailer, at + 24),
             };
             let blocks_end = u64::from(place.block_count)
                 .checked_mul(place.block_len as u64)
                 .and_then(|len| place.blocks_offset.checked_add(len));
-            let fits = blocks_end.is_some_and(|end| end == place.head_offset)
+            let fits = place.block_len > 0
+                && blocks_end.is_some_and(|end| end == place.head_offset)
                 && place.blocks_offset >= previous_end
                 && place.block_count > 0
                 && place

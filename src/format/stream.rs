@@ -1,5 +1,5 @@
 //! One stream: the codes of one section for one side to move, as
-//! Huffman-coded grammar symbols in fixed-size blocks, with a sparse
+//! Huffman-coded grammar symbols in blocks of one size, with a sparse
 //! index (see the byte table in the format module's doc).
 //!
 //! A probe reads one index entry, walks the per-block position counts to
@@ -21,7 +21,7 @@ use crc::{CRC_16_IBM_SDLC, CRC_32_ISCSI, Crc, Table};
 use rayon::prelude::*;
 
 use super::{
-    FormatError,
+    FormatError, MIN_BLOCK_LEN,
     grammar::{Grammar, MAX_SYMBOL_LEN, MAX_SYMBOLS},
     huffman::{Decoder, MAX_CODE_LEN, canonical_codes, code_lengths},
     source::Source,
@@ -61,6 +61,8 @@ const HELD_OUT_WINDOW: u64 = 1 << 20;
 
 /// A stream as written: its blocks and its metadata (head, counts, index).
 pub(super) struct EncodedStream {
+    /// Bytes per block.
+    pub block_len: usize,
     pub blocks: Vec<u8>,
     pub block_count: u32,
     pub head: Vec<u8>,
@@ -161,10 +163,15 @@ fn distinct(segments: &[Vec<u16>]) -> Vec<u16> {
 }
 
 /// Encode a stream of `n` codes with its `grammar` (from
-/// [`stream_grammar`]) in blocks of `block_len` bytes.
+/// [`stream_grammar`]) in blocks of the power of two from
+/// [`MIN_BLOCK_LEN`] to `max_block_len` bytes that takes the fewest bytes
+/// (the shortest of equals: it decodes fastest). A stream of long runs
+/// fills a block's positions before its bytes, a block holding at most
+/// [`MAX_SYMBOL_LEN`] positions: small blocks waste less there (the 3-4
+/// set's WDL 8 % fewer bytes), large ones elsewhere (see BENCHMARKS.md).
 pub(super) fn encode_stream(
     n: u64,
-    block_len: usize,
+    max_block_len: usize,
     grammar: &Grammar,
     codes: Codes<'_>,
 ) -> EncodedStream {
@@ -182,7 +189,12 @@ pub(super) fn encode_stream(
     }
     let lengths = code_lengths(&counts);
     let codes = canonical_codes(&lengths);
-    let packed = pack_blocks(n, block_len, &symbols, &codes, &lens);
+    let (block_len, packed) = std::iter::successors(Some(usize::from(MIN_BLOCK_LEN)), |&len| {
+        Some(2 * len).filter(|&len| len <= max_block_len)
+    })
+    .map(|len| (len, pack_blocks(n, len, &symbols, &codes, &lens)))
+    .min_by_key(|(_, packed)| packed.blocks.len() + packed.counts.len())
+    .expect("a block length");
     let tables = [packed.counts, packed.index].concat();
     let head = head_bytes(
         n,
@@ -193,6 +205,7 @@ pub(super) fn encode_stream(
         packed.counts_len,
     );
     EncodedStream {
+        block_len,
         blocks: packed.blocks,
         block_count: packed.block_count,
         head,
@@ -1031,5 +1044,54 @@ mod tests {
         let stream = encode_stream(n, 64, &grammar, &codes);
         assert!(stream.block_count > 1);
         assert_eq!(stream.blocks, encode_stream(n, 64, &without, &codes).blocks);
+    }
+
+    /// A stream of long runs fills a block's positions long before its
+    /// bytes and is written in the shortest blocks; one that varies at
+    /// every position in the longest allowed. Either length is the one of
+    /// the fewest bytes, and the blocks fill the space the reader computes
+    /// it from.
+    #[test]
+    fn each_stream_takes_the_block_length_of_the_fewest_bytes() {
+        let n = 1 << 21;
+        let runs = |start: u64, len: usize| {
+            (start..start + len as u64)
+                .map(|i| u16::from(i % 600_000 < 300_000))
+                .collect()
+        };
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let noise: Vec<u16> = (0..n)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % 50) as u16
+            })
+            .collect();
+        let noisy = |start: u64, len: usize| noise[start as usize..][..len].to_vec();
+        for (codes, expected) in [(&runs as Codes<'_>, 16), (&noisy, 128)] {
+            let grammar = stream_grammar(n, codes, || unreachable!("a small stream"));
+            let stream = encode_stream(n, 128, &grammar, codes);
+            assert_eq!(stream.block_len, expected);
+            assert_eq!(stream.blocks.len(), stream.block_count as usize * expected);
+            let lens = symbol_lens(&grammar);
+            let encoder = grammar.encoder();
+            let symbols: Vec<Vec<u16>> = segments(n)
+                .iter()
+                .map(|&(start, len)| encoder.encode(&codes(start, len)))
+                .collect();
+            let mut counts = vec![0u64; grammar.symbol_count()];
+            for &s in symbols.iter().flatten() {
+                counts[usize::from(s)] += 1;
+            }
+            let huffman = canonical_codes(&code_lengths(&counts));
+            let bytes = |len: usize| {
+                let packed = pack_blocks(n, len, &symbols, &huffman, &lens);
+                packed.blocks.len() + packed.counts.len()
+            };
+            for len in [16, 32, 64, 128] {
+                assert!(bytes(expected) <= bytes(len), "{expected} against {len}");
+            }
+        }
     }
 }

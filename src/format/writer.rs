@@ -102,7 +102,7 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     on_step(WriteStep::BuildingGrammars);
     let grammars: Vec<Grammar> = kept.par_iter().map(|&id| plan.grammar(id)).collect();
     let encode = |id: StreamId, grammar: &Grammar| {
-        encode_stream(size(id), id.block_len(), grammar, &codes(id))
+        encode_stream(size(id), id.max_block_len(), grammar, &codes(id))
     };
     let streams = kept.len();
     let mut encoded: Vec<Option<EncodedStream>> = if table.layout().size() <= PARALLEL_STREAMS_UP_TO
@@ -126,7 +126,7 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
             on_step(WriteStep::Encoding { done: k, streams });
             encode(id, &grammars[k])
         });
-        let block_len = id.block_len() as u64;
+        let block_len = stream.block_len as u64;
         let padding = (block_len - out.written % block_len) % block_len;
         out.write_all(&vec![0; padding as usize])?;
         let blocks_offset = out.written;

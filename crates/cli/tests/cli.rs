@@ -385,7 +385,10 @@ fn verify_deep_pages_its_arrays_into_a_work_dir() {
 fn verify_fails_on_a_corrupt_file() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut bytes = std::fs::read(tables().path().join("KQvK.dtz50")).expect("file");
-    bytes[200] ^= 1;
+    // A byte of White's first WDL block, where the trailer places it.
+    let trailer = bytes.len() - dtz50::format::TRAILER_LEN;
+    let blocks = u64::from_le_bytes(bytes[trailer..trailer + 8].try_into().expect("8 bytes"));
+    bytes[blocks as usize + 3] ^= 1;
     std::fs::write(dir.path().join("KQvK.dtz50"), bytes).expect("write");
     let out = dtz50()
         .arg("verify")
