@@ -34,12 +34,11 @@
 //! the coded symbols fill blocks of one length per stream (a power of two
 //! from [`MIN_BLOCK_LEN`] to [`WDL_BLOCK_LEN`] or [`DTZ_BLOCK_LEN`] bytes,
 //! whichever makes the stream smallest), each ending in a CRC-16 of its
-//! bytes. A probe
-//! reads one entry of a sparse index, walks a few per-block position
-//! counts, checks one block's CRC (the first time it reads that block
-//! while the file is open: one bit per block remembers it) and decodes
-//! symbols in that block up to its position: no decompression of anything
-//! else, and nothing decoded is kept.
+//! bytes. A probe reads one entry of a sparse index, walks a few
+//! per-block position counts, checks one block's CRC (the first time it
+//! reads that block while the file is open: one bit per block remembers
+//! it) and decodes symbols in that block up to its position: no
+//! decompression of anything else, and nothing decoded is kept.
 //!
 //! ```text
 //! offset  size  field
@@ -127,8 +126,9 @@
 //! value at a segment's start; in DTZ, a run of them between two values
 //! takes the smaller, the commoner distance), which keeps runs long:
 //! illegal positions in both sections, indices whose identical pieces are
-//! out of order in both (a reader reads [`crate::index::Layout::sorted_identical`] of an
-//! index), draws in DTZ, and in DTZ the wins that a zeroing move
+//! out of order in both (a reader reads
+//! [`crate::index::Layout::sorted_identical`] of an index), draws in DTZ,
+//! and in DTZ the wins that a zeroing move
 //! wins as fast as a win of their kind can be (DTZ 1, or `L + 1` for a
 //! cursed win): a reader looks for such a move before it reads the kept
 //! DTZ of a win ([`crate::probe::won_by_zeroing`]). In WDL, a position

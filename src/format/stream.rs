@@ -247,10 +247,11 @@ struct Packed {
     counts_len: usize,
 }
 
-/// The block count after one more block. A block holds at least 20 codes
-/// of at most [`MAX_CODE_LEN`] bits in 62 bytes, each code one position or
-/// more, so even a six-piece stream of 7.75 G positions has fewer than
-/// 2^29 blocks.
+/// The block count after one more block. A block holds at least 4 codes
+/// of at most [`MAX_CODE_LEN`] bits in its 14 bytes or more, each code one
+/// position or more, so even a six-piece stream of 7.75 G positions has
+/// fewer than 2^31 blocks (and the writer takes short blocks only where
+/// they hold many positions).
 fn next_block(count: u32) -> u32 {
     count
         .checked_add(1)
