@@ -175,31 +175,24 @@ pub(super) fn encode_stream(
     grammar: &Grammar,
     codes: Codes<'_>,
 ) -> EncodedStream {
-    let segments = segments(n);
-    let encoder = grammar.encoder();
-    let symbols: Vec<Vec<u16>> = segments
-        .par_iter()
-        .map(|&(start, len)| encoder.encode(&codes(start, len)))
-        .collect();
-    drop(encoder);
+    let coded = coded_symbols(n, grammar, codes);
     let lens = symbol_lens(grammar);
-    let mut counts = vec![0u64; grammar.symbol_count()];
-    for s in symbols.iter().flatten() {
-        counts[usize::from(*s)] += 1;
-    }
-    let lengths = code_lengths(&counts);
-    let codes = canonical_codes(&lengths);
     let (block_len, packed) = std::iter::successors(Some(usize::from(MIN_BLOCK_LEN)), |&len| {
         Some(2 * len).filter(|&len| len <= max_block_len)
     })
-    .map(|len| (len, pack_blocks(n, len, &symbols, &codes, &lens)))
+    .map(|len| {
+        (
+            len,
+            pack_blocks(n, len, &coded.symbols, &coded.codes, &lens),
+        )
+    })
     .min_by_key(|(_, packed)| packed.blocks.len() + packed.counts.len())
     .expect("a block length");
     let tables = [packed.counts, packed.index].concat();
     let head = head_bytes(
         n,
         grammar,
-        &lengths,
+        &coded.lengths,
         packed.block_count,
         &tables,
         packed.counts_len,
@@ -210,6 +203,36 @@ pub(super) fn encode_stream(
         block_count: packed.block_count,
         head,
         tables,
+    }
+}
+
+/// A stream's symbols, a segment at a time, and their Huffman codes.
+struct CodedSymbols {
+    symbols: Vec<Vec<u16>>,
+    /// Code length of each symbol (0: none).
+    lengths: Vec<u8>,
+    /// Canonical code and length of each symbol.
+    codes: Vec<(u32, u8)>,
+}
+
+/// Encode the `n` codes of a stream with its `grammar`, one segment at a
+/// time in parallel, and give the symbols Huffman codes by their counts.
+fn coded_symbols(n: u64, grammar: &Grammar, codes: Codes<'_>) -> CodedSymbols {
+    let encoder = grammar.encoder();
+    let symbols: Vec<Vec<u16>> = segments(n)
+        .par_iter()
+        .map(|&(start, len)| encoder.encode(&codes(start, len)))
+        .collect();
+    let mut counts = vec![0u64; grammar.symbol_count()];
+    for s in symbols.iter().flatten() {
+        counts[usize::from(*s)] += 1;
+    }
+    let lengths = code_lengths(&counts);
+    let codes = canonical_codes(&lengths);
+    CodedSymbols {
+        symbols,
+        lengths,
+        codes,
     }
 }
 
@@ -1076,18 +1099,9 @@ mod tests {
             assert_eq!(stream.block_len, expected);
             assert_eq!(stream.blocks.len(), stream.block_count as usize * expected);
             let lens = symbol_lens(&grammar);
-            let encoder = grammar.encoder();
-            let symbols: Vec<Vec<u16>> = segments(n)
-                .iter()
-                .map(|&(start, len)| encoder.encode(&codes(start, len)))
-                .collect();
-            let mut counts = vec![0u64; grammar.symbol_count()];
-            for &s in symbols.iter().flatten() {
-                counts[usize::from(s)] += 1;
-            }
-            let huffman = canonical_codes(&code_lengths(&counts));
+            let coded = coded_symbols(n, &grammar, codes);
             let bytes = |len: usize| {
-                let packed = pack_blocks(n, len, &symbols, &huffman, &lens);
+                let packed = pack_blocks(n, len, &coded.symbols, &coded.codes, &lens);
                 packed.blocks.len() + packed.counts.len()
             };
             for len in [16, 32, 64, 128] {
