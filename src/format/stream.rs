@@ -42,15 +42,20 @@ const INDEX_ENTRY_LEN: usize = 6;
 const CHUNK_LEN: usize = 1024;
 /// Positions encoded together by the writer (symbols never span two).
 pub(super) const SEGMENT: u64 = 1 << 20;
-/// Positions of a stream the grammar is built from, at most.
-const SAMPLE: u64 = 1 << 22;
+/// Positions of a stream the grammar is built from, at most. A five-piece
+/// stream is 100-500 million positions; a sample of 2^24 instead of 2^22
+/// gives KRNvKR 4.4 %, KRBvKR 2.8 % and KQRvKR 1.5 % fewer bytes for 3-4 %
+/// more build time and 4-7 % more peak memory; 2^25 or the whole stream
+/// do no better (see BENCHMARKS.md).
+const SAMPLE: u64 = 1 << 24;
 /// Windows the sample of a larger stream is cut into: many small windows
 /// see more kinds of positions than a few large ones, so the grammar fits
-/// the whole stream better (1,024 windows of 4,096 positions against 64
-/// of 65,536: KRNvKR 2.6 %, KQRvKR 2.5 %, KRBvKR 1.6 %, KRRvKR 1.3 % and
-/// the 3-4 set 0.8 % fewer bytes; 512 and 2,048 do about as well, 4,096
-/// worse; see BENCHMARKS.md).
-const SAMPLE_WINDOWS: u64 = 1024;
+/// the whole stream better. Windows of 4,096 positions did best at both
+/// sample sizes tried (at 2^22, 1,024 of them against 64 of 65,536:
+/// KRNvKR 2.6 %, KQRvKR 2.5 %, KRBvKR 1.6 %, KRRvKR 1.3 % and the 3-4 set
+/// 0.8 % fewer bytes; at 2^24, 4,096 against 2,048 of 8,192: KRNvKR
+/// 0.3 %; see BENCHMARKS.md).
+const SAMPLE_WINDOWS: u64 = 4096;
 
 /// Windows a [`held_out_bytes`] estimate is judged on.
 const HELD_OUT_WINDOWS: u64 = 16;
@@ -116,13 +121,13 @@ fn sample_windows(n: u64, codes: Codes<'_>) -> Vec<Vec<u16>> {
 /// writer writes it with `grammar` (from [`stream_grammar`]): its
 /// Huffman-coded symbols on [`HELD_OUT_WINDOWS`] windows of up to
 /// [`HELD_OUT_WINDOW`] positions that the grammar was hardly built from
-/// (on a five-piece table about 3 % of them are also in its sample),
+/// (on a five-piece table 3-14 % of them are also in its sample),
 /// scaled to the stream, plus the grammar. A grammar judged on its own
 /// sample, as [`estimate_bytes`] does, comes out 2-14 times too low on a
 /// five-piece table, by a different factor for each order of digits, so
 /// it cannot rank orders there; this estimate ranked every order tried on
 /// KRBvKR, KRNvKR and KQRvKR as their files turned out, 15-20 % under
-/// them (see BENCHMARKS.md).
+/// them (measured with a sample of 2^22 positions; see BENCHMARKS.md).
 pub(super) fn held_out_bytes(n: u64, grammar: &Grammar, codes: Codes<'_>) -> f64 {
     let len = HELD_OUT_WINDOW.min(n / (2 * HELD_OUT_WINDOWS));
     let encoder = grammar.encoder();
