@@ -44,17 +44,18 @@ const CHUNK_LEN: usize = 1024;
 pub(super) const SEGMENT: u64 = 1 << 20;
 /// Positions of a stream the grammar is built from, at most. A five-piece
 /// stream is 100-500 million positions; a sample of 2^24 instead of 2^22
-/// gives KRNvKR 4.4 %, KRBvKR 2.8 % and KQRvKR 1.5 % fewer bytes for 3-4 %
-/// more build time and 4-7 % more peak memory; 2^25 or the whole stream
-/// do no better (see BENCHMARKS.md).
+/// gives KRNvKR 4.4 %, KRBvKR 2.8 % and KQRvKR 1.5 % fewer bytes for up
+/// to 5 % more build time and 3-36 % more peak memory (KRRvKR 237 → 321
+/// MB); 2^25 or the whole stream do no better (see BENCHMARKS.md).
 const SAMPLE: u64 = 1 << 24;
 /// Windows the sample of a larger stream is cut into: many small windows
 /// see more kinds of positions than a few large ones, so the grammar fits
-/// the whole stream better. Windows of 4,096 positions did best at both
-/// sample sizes tried (at 2^22, 1,024 of them against 64 of 65,536:
-/// KRNvKR 2.6 %, KQRvKR 2.5 %, KRBvKR 1.6 %, KRRvKR 1.3 % and the 3-4 set
-/// 0.8 % fewer bytes; at 2^24, 4,096 against 2,048 of 8,192: KRNvKR
-/// 0.3 %; see BENCHMARKS.md).
+/// the whole stream better. Windows of 4,096 positions did as well as any
+/// at both sample sizes tried (at 2^22, 1,024 of them against 64 of
+/// 65,536: KRNvKR 2.6 %, KQRvKR 2.5 %, KRBvKR 1.6 %, KRRvKR 1.3 % and the
+/// 3-4 set 0.8 % fewer bytes, 512 or 2,048 windows about as well, 4,096
+/// worse; at 2^24, 4,096 against 2,048 of 8,192: KRNvKR 0.3 %; see
+/// BENCHMARKS.md).
 const SAMPLE_WINDOWS: u64 = 4096;
 
 /// Windows a [`held_out_bytes`] estimate is judged on.
