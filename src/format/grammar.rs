@@ -60,10 +60,12 @@ impl Grammar {
     /// Build a grammar for a stream with these distinct `terminals`
     /// (ascending) from `sample` segments of its codes, the sample being
     /// `scale` times the stream's length. Returns it with the sample's
-    /// segments as its symbols (what its encoder makes of them).
+    /// segments as its symbols (what its encoder makes of them), rewritten
+    /// in place: a five-piece stream's sample is 32 MB, so it is not
+    /// copied.
     pub(super) fn build(
         terminals: Vec<u16>,
-        sample: &[Vec<u16>],
+        sample: Vec<Vec<u16>>,
         scale: f64,
     ) -> (Grammar, Vec<Vec<u16>>) {
         let mut grammar = Grammar {
@@ -72,7 +74,10 @@ impl Grammar {
             passes: Vec::new(),
         };
         let symbol_of = grammar.symbol_of();
-        let mut seqs: Vec<Vec<u16>> = sample.iter().map(|s| to_terminals(&symbol_of, s)).collect();
+        let mut seqs = sample;
+        for seq in &mut seqs {
+            to_terminals(&symbol_of, seq);
+        }
         let mut lens: Vec<u32> = vec![1; grammar.terminals.len()];
         let min_count = ((MIN_PAIR_COUNT as f64 * scale).ceil() as u32).max(2);
         // Counted once, then kept up to date as pairs are replaced.
@@ -175,7 +180,8 @@ pub(super) struct Encoder {
 impl Encoder {
     /// The symbols of one segment of codes.
     pub(super) fn encode(&self, codes: &[u16]) -> Vec<u16> {
-        let mut seq = to_terminals(&self.symbol_of, codes);
+        let mut seq = codes.to_vec();
+        to_terminals(&self.symbol_of, &mut seq);
         for pass in &self.passes {
             replace(&mut seq, |l, r| pass.get(l, r));
         }
@@ -258,9 +264,12 @@ impl Hasher for PairHasher {
     }
 }
 
-/// Codes as terminal symbols (every code must be a terminal).
-fn to_terminals(symbol_of: &[u16], codes: &[u16]) -> Vec<u16> {
-    codes.iter().map(|&c| symbol_of[usize::from(c)]).collect()
+/// Rewrite `codes` as their terminal symbols (every code must be a
+/// terminal).
+fn to_terminals(symbol_of: &[u16], codes: &mut [u16]) {
+    for code in codes {
+        *code = symbol_of[usize::from(*code)];
+    }
 }
 
 fn key(l: u16, r: u16) -> u32 {
@@ -381,7 +390,7 @@ mod tests {
             })
             .collect();
         let sample = vec![codes[..50_000].to_vec()];
-        let (g, built) = Grammar::build(vec![0, 2, 3, 4], &sample, 0.5);
+        let (g, built) = Grammar::build(vec![0, 2, 3, 4], sample.clone(), 0.5);
         assert!(!g.pairs.is_empty());
         for (l, r) in &g.pairs {
             assert!(usize::from(*l.max(r)) < g.symbol_count());

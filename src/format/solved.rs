@@ -308,7 +308,7 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
                     .iter()
                     .map(|&start| self.codes(id, start, len as usize))
                     .collect();
-                estimate_bytes(&sample, scale)
+                estimate_bytes(sample, scale)
             })
             .collect();
         let mut all = [f64::INFINITY; 4];

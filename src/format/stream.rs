@@ -44,9 +44,11 @@ const CHUNK_LEN: usize = 1024;
 pub(super) const SEGMENT: u64 = 1 << 20;
 /// Positions of a stream the grammar is built from, at most. A five-piece
 /// stream is 100-500 million positions; a sample of 2^24 instead of 2^22
-/// gives KRNvKR 4.4 %, KRBvKR 2.8 % and KQRvKR 1.5 % fewer bytes for up
-/// to 5 % more build time and 3-36 % more peak memory (KRRvKR 237 → 321
-/// MB); 2^25 or the whole stream do no better (see BENCHMARKS.md).
+/// gives KRNvKR 4.4 %, KRBvKR 2.8 % and KQRvKR 1.5 % fewer bytes, for
+/// 0-5 % more build time on the five-piece tables of issue 14 (19 % on
+/// KBNvKP, whose grammars take many passes) and, since the grammar
+/// rewrites its sample in place, up to 18 MB more peak memory; 2^25 or
+/// the whole stream do no better (see BENCHMARKS.md).
 const SAMPLE: u64 = 1 << 24;
 /// Windows the sample of a larger stream is cut into: many small windows
 /// see more kinds of positions than a few large ones, so the grammar fits
@@ -102,10 +104,10 @@ pub(super) fn stream_grammar(
 ) -> Grammar {
     if n <= SAMPLE {
         let all: Vec<Vec<u16>> = segments(n).par_iter().map(|&(s, l)| codes(s, l)).collect();
-        return Grammar::build(distinct(&all), &all, 1.0).0;
+        return Grammar::build(distinct(&all), all, 1.0).0;
     }
     let windows = sample_windows(n, codes);
-    Grammar::build(possible(), &windows, SAMPLE as f64 / n as f64).0
+    Grammar::build(possible(), windows, SAMPLE as f64 / n as f64).0
 }
 
 /// The sample a grammar of a stream of `n` > [`SAMPLE`] codes is built
@@ -247,8 +249,8 @@ fn coded_symbols(n: u64, grammar: &Grammar, codes: Codes<'_>) -> CodedSymbols {
 /// symbols of a grammar built from the sample, scaled to the stream, plus
 /// the grammar. Cheaper than [`encode_stream`] by the stream's length
 /// over the sample's, for comparing ways to write the same stream.
-pub(super) fn estimate_bytes(windows: &[Vec<u16>], scale: f64) -> f64 {
-    let (grammar, symbols) = Grammar::build(distinct(windows), windows, scale);
+pub(super) fn estimate_bytes(windows: Vec<Vec<u16>>, scale: f64) -> f64 {
+    let (grammar, symbols) = Grammar::build(distinct(&windows), windows, scale);
     let mut counts = vec![0u64; grammar.symbol_count()];
     for &s in symbols.iter().flatten() {
         counts[usize::from(s)] += 1;
