@@ -143,12 +143,27 @@ pub(super) fn held_out_bytes(n: u64, grammar: &Grammar, codes: Codes<'_>) -> f64
             encoder.encode(&codes(start, len as usize))
         })
         .collect();
+    scaled_bytes(
+        grammar,
+        &symbols,
+        (HELD_OUT_WINDOWS * len) as f64 / n as f64,
+    )
+}
+
+/// Bytes of a stream whose sample (`scale` times its length) `grammar`
+/// encodes as `symbols`: the sample's Huffman-coded symbols scaled to the
+/// stream, plus three bytes of the head per symbol.
+fn scaled_bytes(grammar: &Grammar, symbols: &[Vec<u16>], scale: f64) -> f64 {
+    coded_bytes(&symbol_counts(grammar, symbols)) / scale + 3.0 * grammar.symbol_count() as f64
+}
+
+/// How often each symbol of `grammar` occurs in `symbols`.
+fn symbol_counts(grammar: &Grammar, symbols: &[Vec<u16>]) -> Vec<u64> {
     let mut counts = vec![0u64; grammar.symbol_count()];
     for &s in symbols.iter().flatten() {
         counts[usize::from(s)] += 1;
     }
-    let scale = (HELD_OUT_WINDOWS * len) as f64 / n as f64;
-    coded_bytes(&counts) / scale + 3.0 * grammar.symbol_count() as f64
+    counts
 }
 
 /// Bytes of symbols occurring `counts` times each, Huffman-coded.
@@ -231,11 +246,7 @@ fn coded_symbols(n: u64, grammar: &Grammar, codes: Codes<'_>) -> CodedSymbols {
         .par_iter()
         .map(|&(start, len)| encoder.encode(&codes(start, len)))
         .collect();
-    let mut counts = vec![0u64; grammar.symbol_count()];
-    for s in symbols.iter().flatten() {
-        counts[usize::from(*s)] += 1;
-    }
-    let lengths = code_lengths(&counts);
+    let lengths = code_lengths(&symbol_counts(grammar, &symbols));
     let codes = canonical_codes(&lengths);
     CodedSymbols {
         symbols,
@@ -251,12 +262,7 @@ fn coded_symbols(n: u64, grammar: &Grammar, codes: Codes<'_>) -> CodedSymbols {
 /// over the sample's, for comparing ways to write the same stream.
 pub(super) fn estimate_bytes(windows: Vec<Vec<u16>>, scale: f64) -> f64 {
     let (grammar, symbols) = Grammar::build(distinct(&windows), windows, scale);
-    let mut counts = vec![0u64; grammar.symbol_count()];
-    for &s in symbols.iter().flatten() {
-        counts[usize::from(s)] += 1;
-    }
-    // A symbol takes three bytes of the head.
-    coded_bytes(&counts) / scale + 3.0 * grammar.symbol_count() as f64
+    scaled_bytes(&grammar, &symbols, scale)
 }
 
 /// Positions each symbol stands for.
@@ -1057,6 +1063,29 @@ mod tests {
             u32::from(symbol_table(&entries(&halves), &[7]).expect("15").1[15]),
             1 << 15
         );
+    }
+
+    /// A larger stream's sample is [`SAMPLE_WINDOWS`] windows of equal
+    /// length, [`SAMPLE`] positions in all, spread from its first position
+    /// to its last.
+    #[test]
+    fn the_sample_spans_the_stream_in_equal_windows() {
+        let n = 10 * SAMPLE + 12_345;
+        let codes = |start: u64, len: usize| {
+            (start..start + len as u64)
+                .map(|i| (i % 65_521) as u16)
+                .collect()
+        };
+        let windows = sample_windows(n, &codes);
+        assert_eq!(windows.len() as u64, SAMPLE_WINDOWS);
+        assert!(
+            windows
+                .iter()
+                .all(|w| w.len() as u64 == SAMPLE / SAMPLE_WINDOWS)
+        );
+        assert_eq!(windows[0], codes(0, windows[0].len()));
+        let last = windows.last().expect("windows");
+        assert_eq!(*last, codes(n - last.len() as u64, last.len()));
     }
 
     /// A stream over [`SAMPLE`] positions that never holds a code it may
