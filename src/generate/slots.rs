@@ -180,14 +180,14 @@ impl Slots {
         self.per_slice
     }
 
-    /// The slot of a position of the slice at `place` among slices whose
-    /// slots lie one after another: `(place, slot)`, the inverse of
-    /// [`Slots::join`].
+    /// The slice's place and the slot within it of `joined`, a slot among
+    /// slices whose slots lie one after another: `(place, slot)`, the
+    /// inverse of [`Slots::join`].
     #[inline]
-    pub fn split(&self, slots: u64) -> (u64, u64) {
+    pub fn split(&self, joined: u64) -> (u64, u64) {
         match self.per_slice_shift {
-            Some(bits) => (slots >> bits, slots & ((1 << bits) - 1)),
-            None => (slots / self.per_slice, slots % self.per_slice),
+            Some(bits) => (joined >> bits, joined & ((1 << bits) - 1)),
+            None => (joined / self.per_slice, joined % self.per_slice),
         }
     }
 
