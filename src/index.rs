@@ -23,7 +23,11 @@
 //! the other last: the board is then turned to put the first king in the
 //! triangle a1-d1-d4 (its number there, 0..10, leads the index) and the
 //! other king is the lowest digit, so that neighbouring indices differ by
-//! one king's square. Pieces keep their slots' meaning otherwise (the free
+//! one king's square; or any piece alone of its kind first, flagged
+//! ([`LEAD_FLAG`]), in the triangle, and the others in any order as
+//! digits (the one after it settles the diagonal; Syzygy's files lead
+//! with whichever piece compresses best, and KRvKN's WDL led by the
+//! knight takes 10 % fewer bytes than led by a king). Pieces keep their slots' meaning otherwise (the free
 //! pieces' slots follow their digits' order), and moving between two orders
 //! is a shuffle of bit fields, or, between a layout led by a king and
 //! another, a decode and an encode ([`Layout::reorder_to`]).
@@ -71,6 +75,10 @@ pub struct Placement {
 
 /// Number of legal king pairs under the 8-fold symmetry.
 pub const PAWNLESS_KING_PAIRS: usize = 462;
+
+/// Set on an order's first entry: that piece leads a pawnless index from
+/// the triangle a1-d1-d4.
+pub const LEAD_FLAG: u8 = 8;
 
 /// Bits of a pawnless table's king pair where it does not lead the index.
 const PAIR_BITS: u32 = 9;
@@ -284,25 +292,34 @@ pub struct Layout {
     /// when it leads; a leading king's triangle number always leads).
     /// Unused in pawn tables.
     king_shift: u32,
-    /// A pawnless table whose index leads with one king's triangle number
-    /// (see [`Layout::with_order`]); `None` where the king pair is one
-    /// field, and in pawn tables.
-    lead_king: Option<LeadKing>,
+    /// A pawnless table whose index leads with one piece's triangle number
+    /// (a king's, or a flagged piece's: see [`Layout::with_order`]); `None`
+    /// where the king pair is one field, and in pawn tables.
+    leader: Option<Lead>,
 }
 
-/// The kings of a pawnless layout that leads with one of them: that king
-/// stands in the triangle a1-d1-d4 ([`TRIANGLE`]) and its number there is
-/// the top of the index; the other king is a 6-bit digit.
+/// The piece that leads a pawnless layout's index, where one does (a king
+/// with the other king last, or any piece alone of its kind whose order
+/// entry carries [`LEAD_FLAG`]): it stands in the triangle a1-d1-d4
+/// ([`TRIANGLE`]) and its number there is the top of the index; its
+/// partner (the other king where a king leads, else the piece after it)
+/// stands on or below the a1-h8 diagonal when the leader is on it; every
+/// other piece is a 6-bit digit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct LeadKing {
-    /// The leading king's slot (0 White's, 1 Black's).
+struct Lead {
+    /// The leading piece's slot (a free piece that leads takes slot 2).
     slot: usize,
-    /// The bit shift of the other king's digit.
-    other_shift: u32,
+    /// The slot of the piece that settles the diagonal when the leader
+    /// stands on it.
+    partner: usize,
+    /// The bit shift of the partner's digit.
+    partner_shift: u32,
+    /// Where a free piece leads: the bit shifts of the kings' digits.
+    kings: Option<(u32, u32)>,
 }
 
 /// The squares of the triangle a1-d1-d4 by number: where a pawnless
-/// layout's leading king stands (see [`LeadKing`]).
+/// layout's leading piece stands (see [`Lead`]).
 const TRIANGLE: [u8; 10] = [0, 1, 2, 3, 9, 10, 11, 18, 19, 27];
 
 /// Each square's number in [`TRIANGLE`], `u8::MAX` off it.
@@ -363,8 +380,9 @@ impl Layout {
     /// number in the triangle a1-d1-d4, 0..10, is the top of the index: the
     /// board is turned to put that king there) and the other is the lowest
     /// digit (the best orders of a study of 4-piece tables all put the
-    /// kept side's king there, see BENCHMARKS.md); a pawn table's kings may
-    /// stand anywhere.
+    /// kept side's king there, see BENCHMARKS.md), or any piece alone of
+    /// its kind leads, its entry `| LEAD_FLAG` ([`Lead`]); a pawn
+    /// table's kings may stand anywhere.
     /// Identical pieces must stay next to each other and in their own
     /// order, so that [`Layout::placement`] and
     /// [`Layout::sorted_identical`] mean the same in every order.
@@ -379,7 +397,7 @@ impl Layout {
                 if material.has_pawns() {
                     ""
                 } else {
-                    "keeps the kings together or puts one first and the other last, and "
+                    "keeps the kings together, puts one first and the other last or puts a flagged piece alone of its kind first, and "
                 }
             ));
         }
@@ -394,7 +412,9 @@ impl Layout {
         let identity: Vec<u8> = (0..pieces.len() as u8).collect();
         // Each kind of piece in one run (as in the solver's order), and
         // each run ascending; a pawnless table's kings as one pair, or one
-        // of them leading.
+        // of them leading with the other last, or any piece alone of its
+        // kind leading, flagged (a flagged king with the other king last
+        // would repeat an unflagged order).
         let kinds = identity.chunk_by(|a, b| kind(a) == kind(b)).count();
         let kings_placed = |order: &[u8]| {
             material.has_pawns()
@@ -403,10 +423,24 @@ impl Layout {
         };
         let mut orders = Vec::new();
         permutations(&mut identity.clone(), 0, &mut orders);
-        orders.retain(|order| {
+        let all = orders.clone();
+        let in_runs = |order: &Vec<u8>| {
             let runs: Vec<&[u8]> = order.chunk_by(|a, b| kind(a) == kind(b)).collect();
-            runs.len() == kinds && runs.iter().all(|run| run.is_sorted()) && kings_placed(order)
-        });
+            runs.len() == kinds && runs.iter().all(|run| run.is_sorted())
+        };
+        orders.retain(|order| in_runs(order) && kings_placed(order));
+        if !material.has_pawns() {
+            for order in all.into_iter().filter(in_runs) {
+                let lead = order[0];
+                let alone = pieces.iter().filter(|&&p| p == kind(&lead)).count() == 1;
+                let king_led = lead < 2 && order[order.len() - 1] == 1 - lead;
+                if alone && !king_led {
+                    let mut flagged = order;
+                    flagged[0] |= LEAD_FLAG;
+                    orders.push(flagged);
+                }
+            }
+        }
         orders
     }
 
@@ -428,7 +462,7 @@ impl Layout {
         let pieces = ordered_pieces(self.material);
         self.order
             .iter()
-            .map(|&slot| pieces[usize::from(slot)])
+            .map(|&slot| pieces[usize::from(slot & !LEAD_FLAG)])
             .collect()
     }
 
@@ -441,7 +475,7 @@ impl Layout {
     /// If `to` is of another material.
     pub fn reorder_to(&self, to: &Layout) -> Reorder {
         assert_eq!(self.material, to.material, "one material");
-        if self.lead_king.is_some() || to.lead_king.is_some() {
+        if self.leader.is_some() || to.leader.is_some() {
             // Each piece's slot in `to` (free pieces take slots in their
             // layout's order; identical ones in any order).
             let mut slots = [0; MAX_PIECES];
@@ -522,14 +556,23 @@ impl Layout {
         if self.pawns > 0 {
             return true;
         }
-        match self.lead_king {
+        match self.leader {
             None => {
                 (index >> self.king_shift & ((1 << PAIR_BITS) - 1)) < PAWNLESS_KING_PAIRS as u64
             }
-            Some(lead) => lead_pair_stored(
-                TRIANGLE[(index >> self.king_shift) as usize],
-                (index >> lead.other_shift & 63) as u8,
-            ),
+            Some(lead) => {
+                let l = TRIANGLE[(index >> self.king_shift) as usize];
+                let p = (index >> lead.partner_shift & 63) as u8;
+                match lead.kings {
+                    None => lead_pair_stored(l, p),
+                    Some((w, b)) => {
+                        let (wk, bk) = ((index >> w & 63) as u8, (index >> b & 63) as u8);
+                        symmetry_for_kings(l, p) == Symmetry::IDENTITY
+                            && wk != bk
+                            && !kings_adjacent(wk, bk)
+                    }
+                }
+            }
         }
     }
 
@@ -539,14 +582,17 @@ impl Layout {
     /// diagonal when the first stands on it.
     #[inline]
     fn frame(&self, squares: &[u8; MAX_PIECES]) -> Symmetry {
-        match self.lead_king {
-            Some(LeadKing { slot: 1, .. }) => symmetry_for_kings(squares[1], squares[0]),
+        match self.leader {
+            Some(Lead { slot, partner, .. }) => symmetry_for_kings(squares[slot], squares[partner]),
             _ => symmetry_for_kings(squares[0], squares[1]),
         }
     }
 
     /// The layout for `material` in `order` (checked by the callers).
-    fn build(material: Material, order: &[u8]) -> Layout {
+    fn build(material: Material, flagged_order: &[u8]) -> Layout {
+        let flagged = flagged_order.first().is_some_and(|&e| e & LEAD_FLAG != 0);
+        let stripped: Vec<u8> = flagged_order.iter().map(|&e| e & !LEAD_FLAG).collect();
+        let order = &stripped[..];
         let all = material.pieces();
         let kings = [Color::White.king(), Color::Black.king()];
         let solver_order = free_pieces(material);
@@ -572,7 +618,7 @@ impl Layout {
         // takes 9 bits where it stands, or leads without padding, and a
         // leading king's triangle number leads.
         let pawnless = pawns.is_empty();
-        let paired = pawnless && order.windows(2).any(|w| w == [0, 1]);
+        let paired = pawnless && !flagged && order.windows(2).any(|w| w == [0, 1]);
         let mut shift = 0;
         let mut king_shift = 0;
         let mut digits: Vec<(usize, u32)> = Vec::with_capacity(order.len());
@@ -591,24 +637,43 @@ impl Layout {
             }
         }
         digits.reverse();
-        let mut next_free = 2;
+        let free_leads = pawnless && !paired && order[0] >= 2;
+        let mut next_free = if free_leads { 3 } else { 2 };
         for (slot, _) in &mut digits {
             if *slot >= 2 {
                 *slot = next_free;
                 next_free += 1;
             }
         }
-        let lead_king = (pawnless && !paired).then(|| {
-            let slot = usize::from(order[0]);
-            let &(_, other_shift) = digits
-                .iter()
-                .find(|&&(s, _)| s == 1 - slot)
-                .expect("the other king is a digit");
-            LeadKing { slot, other_shift }
+        let leader = (pawnless && !paired).then(|| {
+            let shift_of = |slot: usize| {
+                digits
+                    .iter()
+                    .find(|&&(s, _)| s == slot)
+                    .map(|&(_, shift)| shift)
+                    .expect("a digit")
+            };
+            if free_leads {
+                let partner = digits[0].0;
+                Lead {
+                    slot: 2,
+                    partner,
+                    partner_shift: shift_of(partner),
+                    kings: Some((shift_of(0), shift_of(1))),
+                }
+            } else {
+                let slot = usize::from(order[0]);
+                Lead {
+                    slot,
+                    partner: 1 - slot,
+                    partner_shift: shift_of(1 - slot),
+                    kings: None,
+                }
+            }
         });
         let slice_size = if !pawnless {
             64 * 64 * 64u64.pow(free.len() as u32)
-        } else if lead_king.is_some() {
+        } else if leader.is_some() {
             (TRIANGLE.len() as u64) << king_shift
         } else if order.starts_with(&[0, 1]) {
             (PAWNLESS_KING_PAIRS as u64) << king_shift
@@ -619,7 +684,7 @@ impl Layout {
         // the board.
         let mut strides = [None; MAX_PIECES];
         for &(slot, shift) in &digits {
-            if !pawnless || slot >= 2 {
+            if !pawnless || (slot >= 2 && leader.is_none_or(|l| l.partner != slot)) {
                 strides[slot] = Some(1u64 << shift);
             }
         }
@@ -639,11 +704,11 @@ impl Layout {
             slice_lookup: SliceLookup::Table(Vec::new()),
             slice_size,
             identical,
-            order: order.to_vec(),
+            order: flagged_order.to_vec(),
             digits,
             strides,
             king_shift,
-            lead_king,
+            leader,
         };
         layout.enumerate_slices();
         layout
@@ -890,14 +955,13 @@ impl Layout {
     /// `None` if its kings share a square or touch.
     #[inline]
     fn index_in_frame(&self, sq: &[u8; MAX_PIECES]) -> Option<u64> {
-        let kings = match self.lead_king {
+        let kings = match self.leader {
             None => KING_PAIRS.index[usize::from(sq[0]) * 64 + usize::from(sq[1])],
-            Some(LeadKing { slot, .. }) => {
-                let (lead, other) = (sq[slot], sq[1 - slot]);
-                if lead == other || kings_adjacent(lead, other) {
+            Some(Lead { slot, .. }) => {
+                if sq[0] == sq[1] || kings_adjacent(sq[0], sq[1]) {
                     return None;
                 }
-                u16::from(TRIANGLE_NUMBER[usize::from(lead)])
+                u16::from(TRIANGLE_NUMBER[usize::from(sq[slot])])
             }
         };
         if kings == NONE16 {
@@ -930,17 +994,21 @@ impl Layout {
             squares[slot] = (index.0 >> shift & 63) as u8;
         }
         if self.pawns == 0 {
-            match self.lead_king {
+            match self.leader {
                 None => {
                     let pair = (index.0 >> self.king_shift & ((1 << PAIR_BITS) - 1)) as usize;
                     (squares[0], squares[1]) =
                         KING_PAIRS.squares.get(pair).copied().unwrap_or((0, 0));
                 }
-                Some(LeadKing { slot, .. }) => {
+                Some(Lead { slot, kings, .. }) => {
                     let lead = TRIANGLE[(index.0 >> self.king_shift) as usize];
                     squares[slot] = lead;
-                    if !lead_pair_stored(lead, squares[1 - slot]) {
-                        squares[1 - slot] = lead;
+                    match kings {
+                        None if !lead_pair_stored(lead, squares[1 - slot]) => {
+                            squares[1 - slot] = lead;
+                        }
+                        Some(_) if !self.names_placement(index.0) => squares[1] = squares[0],
+                        _ => {}
                     }
                 }
             }
@@ -966,7 +1034,11 @@ impl Layout {
         let last = self
             .digits
             .last()
-            .filter(|&&(slot, shift)| shift == 0 && (self.pawns > 0 || slot >= 2))
+            .filter(|&&(slot, shift)| {
+                shift == 0
+                    && (self.pawns > 0 || slot >= 2)
+                    && self.leader.is_none_or(|l| l.partner != slot)
+            })
             .map(|&(slot, _)| slot);
         let mut placement = self.decode(TableIndex(range.start));
         for index in range.clone() {
@@ -1010,7 +1082,7 @@ impl Layout {
         to: u8,
     ) -> Option<(TableIndex, Option<TableIndex>)> {
         debug_assert_eq!(self.pawns, 0);
-        if self.lead_king.is_some() {
+        if self.leader.is_some() {
             let mut moved = *placement;
             moved.squares[slot] = to;
             return self.encode_with_twin(&moved);
@@ -1053,7 +1125,8 @@ impl Layout {
         self.turn_into_frame(&mut squares);
         let index = self.index_in_frame(&squares)?;
         let on_diagonal = |sq: u8| sq >> 3 == sq & 7;
-        if !on_diagonal(squares[0]) || !on_diagonal(squares[1]) {
+        let (a, b) = self.leader.map_or((0, 1), |l| (l.slot, l.partner));
+        if !on_diagonal(squares[a]) || !on_diagonal(squares[b]) {
             return Some((TableIndex(index), None));
         }
         // Both kings on the diagonal: the flip keeps the frame.
@@ -1516,9 +1589,19 @@ mod tests {
     #[test]
     fn orders_keep_identical_pieces_together_and_pawnless_kings_paired() {
         let orders = |name: &str| Layout::orders(name.parse().expect("material"));
+        let unflagged = |name: &str| -> Vec<Vec<u8>> {
+            orders(name)
+                .into_iter()
+                .filter(|o| o[0] & LEAD_FLAG == 0)
+                .collect()
+        };
         // 3! orders of the free pieces, the king pair in 4 places or a king
-        // first and the other last.
-        assert_eq!(orders("KRBvKR").len(), 24 + 2 * 6);
+        // first and the other last; then any piece leading, flagged, and the
+        // others in any order (but a king's with the other king last).
+        assert_eq!(unflagged("KRBvKR").len(), 24 + 2 * 6);
+        assert_eq!(orders("KRBvKR").len(), 24 + 2 * 6 + 5 * 24 - 2 * 6);
+        assert!(orders("KRBvKR").contains(&vec![LEAD_FLAG | 4, 1, 3, 0, 2]));
+        assert!(!orders("KRBvKR").contains(&vec![LEAD_FLAG, 2, 3, 4, 1]));
         assert_eq!(
             orders("KRBvKR")[0],
             [0, 1, 2, 3, 4],
@@ -1526,7 +1609,7 @@ mod tests {
         );
         assert!(orders("KRBvKR").contains(&vec![4, 3, 0, 1, 2]));
         assert_eq!(
-            orders("KRRvKR"),
+            unflagged("KRRvKR"),
             [
                 vec![0, 1, 2, 3, 4],
                 vec![0, 1, 4, 2, 3],
@@ -1540,9 +1623,26 @@ mod tests {
                 vec![4, 2, 3, 0, 1],
             ]
         );
+        // The rooks lead no layout: they are not alone of their kind.
+        assert_eq!(orders("KRRvKR").len(), 10 + 18 - 4);
+        assert!(
+            orders("KRRvKR")
+                .iter()
+                .filter(|o| o[0] & LEAD_FLAG != 0)
+                .all(|o| ![2, 3].contains(&(o[0] & !LEAD_FLAG)))
+        );
         assert_eq!(
             orders("KRvK"),
-            [vec![0, 1, 2], vec![0, 2, 1], vec![1, 2, 0], vec![2, 0, 1]]
+            [
+                vec![0, 1, 2],
+                vec![0, 2, 1],
+                vec![1, 2, 0],
+                vec![2, 0, 1],
+                vec![LEAD_FLAG, 1, 2],
+                vec![LEAD_FLAG | 1, 0, 2],
+                vec![LEAD_FLAG | 2, 0, 1],
+                vec![LEAD_FLAG | 2, 1, 0],
+            ]
         );
         assert_eq!(orders("KPvKP"), [vec![0, 1], vec![1, 0]]);
         assert_eq!(orders("KRvKP").len(), 6, "the kings anywhere with pawns");
@@ -1558,7 +1658,7 @@ mod tests {
         let err = Layout::with_order(krrvkr, &[0, 1, 2, 4, 3]).expect_err("the rooks apart");
         assert_eq!(
             err,
-            "piece order [0, 1, 2, 4, 3] is not an order of KRRvKR's kings and 3 free pieces that keeps the kings together or puts one first and the other last, and keeps identical pieces together"
+            "piece order [0, 1, 2, 4, 3] is not an order of KRRvKR's kings and 3 free pieces that keeps the kings together, puts one first and the other last or puts a flagged piece alone of its kind first, and keeps identical pieces together"
         );
         let err = Layout::with_order("KRvK".parse().expect("material"), &[1, 0, 2])
             .expect_err("pawnless kings swapped, not last");
@@ -1583,7 +1683,7 @@ mod tests {
             let solver = Layout::new(material);
             for order in Layout::orders(material) {
                 let file = Layout::with_order(material, &order).expect("listed");
-                if file.lead_king.is_some() {
+                if file.leader.is_some() {
                     // Its own frame: layouts_led_by_a_king_turn_the_board.
                     continue;
                 }
@@ -1687,36 +1787,46 @@ mod tests {
     }
 
     #[test]
-    fn layouts_led_by_a_king_turn_the_board() {
-        for name in ["KQvKR", "KRRvK", "KBNvK", "KRBvKR"] {
+    fn layouts_led_by_a_piece_turn_the_board() {
+        for name in ["KQvKR", "KRRvK", "KBNvK", "KRBvKR", "KRvKR"] {
             let material: Material = name.parse().expect("material");
             let solver = Layout::new(material);
             let n = solver.piece_count();
+            let flagged = |o: &Vec<u8>| o[0] & LEAD_FLAG != 0;
             let led: Vec<Vec<u8>> = Layout::orders(material)
                 .into_iter()
-                .filter(|o| !o.windows(2).any(|w| w == [0, 1]))
+                .filter(|o| flagged(o) || !o.windows(2).any(|w| w == [0, 1]))
                 .collect();
             let pair_first = Layout::orders(material)
                 .iter()
                 .filter(|o| o.starts_with(&[0, 1]))
                 .count();
             assert_eq!(
-                led.len(),
+                led.iter().filter(|o| !flagged(o)).count(),
                 2 * pair_first,
                 "{name}: a king first, the other last"
             );
+            // A free piece alone of its kind may lead (KRRvK's rooks may not).
+            assert_eq!(
+                led.iter().any(|o| flagged(o) && o[0] & !LEAD_FLAG >= 2),
+                name != "KRRvK",
+                "{name}"
+            );
             for order in led {
                 let file = Layout::with_order(material, &order).expect("listed");
-                let lead = usize::from(order[0]);
-                assert_eq!(file.lead_king.map(|k| k.slot), Some(lead));
+                // A leading free piece takes the first free slot.
+                let lead = usize::from(order[0] & !LEAD_FLAG).min(2);
+                assert_eq!(file.leader.map(|k| k.slot), Some(lead));
                 assert_eq!(file.size(), 10 << (6 * (n - 1)), "{name} {order:?}");
-                // The stored king placements are the 462 pairs (the other
-                // king is the lowest digit).
-                let named = (0..10u64)
-                    .flat_map(|t| (0..64).map(move |o| t << (6 * (n - 1)) | o))
-                    .filter(|&i| file.names_placement(i))
-                    .count();
-                assert_eq!(named, PAWNLESS_KING_PAIRS, "{name} {order:?}");
+                if !flagged(&order) {
+                    // The stored king placements are the 462 pairs (the
+                    // other king is the lowest digit).
+                    let named = (0..10u64)
+                        .flat_map(|t| (0..64).map(move |o| t << (6 * (n - 1)) | o))
+                        .filter(|&i| file.names_placement(i))
+                        .count();
+                    assert_eq!(named, PAWNLESS_KING_PAIRS, "{name} {order:?}");
+                }
                 let (to_file, back) = (solver.reorder_to(&file), file.reorder_to(&solver));
                 assert!(!to_file.is_shuffle() && !back.is_shuffle());
                 for i in (0..solver.size()).step_by((solver.size() / 700) as usize + 1) {
@@ -1733,23 +1843,27 @@ mod tests {
                     let back_at = solver.decode(TableIndex(back.apply(j)));
                     assert_eq!(position_key(&solver, &solver.board(&back_at)), key);
                     assert_eq!(file.encode(&q), Some(TableIndex(j)));
-                    // A free piece's move keeps the frame.
+                    // A free piece's move keeps the frame, but the leader's
+                    // and its partner's, which have no stride.
                     for slot in 2..n {
-                        let stride = file.stride(slot).expect("a digit");
+                        let Some(stride) = file.stride(slot) else {
+                            assert!(flagged(&order), "{name} {order:?} {slot}");
+                            continue;
+                        };
                         if q.squares[slot] < 63 {
                             let mut moved = q;
                             moved.squares[slot] += 1;
                             assert_eq!(file.encode(&moved), Some(TableIndex(j + stride)));
                         }
                     }
-                    // A king's move reaches the moved position, in both
-                    // stored orientations where there are two.
-                    for slot in 0..2 {
-                        assert_eq!(file.stride(slot), None);
+                    // A king's move (or a leader's, or its partner's)
+                    // reaches the moved position, in both stored
+                    // orientations where there are two.
+                    for slot in (0..n).filter(|&slot| file.stride(slot).is_none()) {
                         for to in 0..64u8 {
                             let mut moved = q;
                             moved.squares[slot] = to;
-                            if moved.squares[2..n].contains(&to) {
+                            if (0..n).any(|other| other != slot && moved.squares[other] == to) {
                                 continue;
                             }
                             let (k, o) = (moved.squares[0], moved.squares[1]);
@@ -1778,7 +1892,7 @@ mod tests {
     fn a_moved_king_pair_names_462_of_its_512_numbers() {
         let material = "KQvKR".parse().expect("material");
         for order in Layout::orders(material) {
-            if !order.windows(2).any(|w| w == [0, 1]) {
+            if order[0] & LEAD_FLAG != 0 || !order.windows(2).any(|w| w == [0, 1]) {
                 continue;
             }
             let l = Layout::with_order(material, &order).expect("listed");

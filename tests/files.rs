@@ -405,14 +405,14 @@ fn another_version_or_rule_is_a_clear_error() {
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 11, this dtz50 reads version 12; `dtz50 generate` into its directory rebuilds it"
+        "format version 11, this dtz50 reads versions 12 to 13; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 9);
     assert_eq!(
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 9, this dtz50 reads version 12; `dtz50 generate` into its directory rebuilds it"
+        "format version 9, this dtz50 reads versions 12 to 13; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[0] = b'X');
     assert!(matches!(

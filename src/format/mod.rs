@@ -45,7 +45,7 @@
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 168 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 12
+//!      8     2  VERSION (u16) = 13 (readers also read 12: OLDEST_VERSION)
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block, at most (u16): WDL_BLOCK_LEN
@@ -72,8 +72,15 @@
 //!               that king in the triangle a1-d1-d4, its number there
 //!               (0..10) leads the index, and the other king is the
 //!               lowest 6-bit digit (placements that turn no further, or
-//!               whose kings touch, are "don't care"); zero beyond its
-//!               kings and free pieces. The statistics' index reaching
+//!               whose kings touch, are "don't care"), or (version 13)
+//!               the first nibble has bit 3 set (crate::index::LEAD_FLAG):
+//!               that piece, alone of its kind, is turned into the
+//!               triangle and its number there leads, the next piece (the
+//!               other king where a king leads) is put on or below the
+//!               a1-h8 diagonal when the leader stands on it, and every
+//!               other piece is a 6-bit digit (placements that turn no
+//!               further, or whose kings share a square or touch, are
+//!               "don't care"); zero beyond its kings and free pieces. The statistics' index reaching
 //!               the longest DTZ is in its side's WDL order.
 //!    164     4  CRC-32C of bytes 0..164
 //! three streams (WDL White, WDL Black, the kept DTZ; a symmetric table's
@@ -174,12 +181,16 @@ pub use writer::{WriteStep, write_table};
 
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
-/// The format version this crate writes and reads (version 11 gave
+/// The format version this crate writes and reads (version 13 lets any
+/// piece not in an identical run lead a pawnless index; version 11 gave
 /// every stream of a section blocks of one length; version 10 numbered
 /// every stream in one order of digits; version 9 numbered a
 /// pawnless table's kings as one pair in every order; version 8 stored a
 /// stream's grammar in five bytes a symbol, see BENCHMARKS.md).
-pub const VERSION: u16 = 12;
+pub const VERSION: u16 = 13;
+/// The oldest format version this crate reads: version 12's files are
+/// version 13's without an order led by a piece other than a king.
+pub const OLDEST_VERSION: u16 = 12;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block, at most: one or two cache lines per probe.
@@ -249,10 +260,12 @@ pub enum FormatError {
     BadMagic,
     /// Written by another format version.
     #[error(
-        "format version {got}, this dtz50 reads version {expected}; `dtz50 generate` into its directory rebuilds it"
+        "format version {got}, this dtz50 reads versions {oldest} to {expected}; `dtz50 generate` into its directory rebuilds it"
     )]
     Version {
-        /// The version this crate reads.
+        /// The oldest version this crate reads.
+        oldest: u16,
+        /// The newest version this crate reads (the one it writes).
         expected: u16,
         /// What the file says.
         got: u16,

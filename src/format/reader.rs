@@ -16,8 +16,8 @@ use sha2::{Digest, Sha256};
 use shakmaty::{Board, ByColor, Color};
 
 use super::{
-    CHUNK_POSITIONS, FormatError, HEADER_LEN, MAGIC, MIN_BLOCK_LEN, Section, StreamId, TRAILER_LEN,
-    VERSION,
+    CHUNK_POSITIONS, FormatError, HEADER_LEN, MAGIC, MIN_BLOCK_LEN, OLDEST_VERSION, Section,
+    StreamId, TRAILER_LEN, VERSION,
     cache::BlockCache,
     codes::{MAX_DTZ_CODE, pack_nibbles, wdl_code},
     header::{Header, parse_header},
@@ -119,8 +119,9 @@ impl<S: Source> TableFile<S> {
             return Err(FormatError::BadMagic);
         }
         let version = u16_at(&head, 8);
-        if version != VERSION {
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
             return Err(FormatError::Version {
+                oldest: OLDEST_VERSION,
                 expected: VERSION,
                 got: version,
             });

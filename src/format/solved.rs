@@ -36,7 +36,7 @@ use super::{
     stream::{SEGMENT, estimate_bytes, held_out_bytes, stream_grammar},
 };
 use crate::{
-    index::{Layout, Reorder},
+    index::{LEAD_FLAG, Layout, Reorder},
     value::{Dtz, Rule, Wdl},
 };
 
@@ -486,7 +486,8 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     let large = size > SAMPLE_RANKS_UP_TO;
     let pawnless = !material.has_pawns();
     let held_out = large && pawnless && search == OrderSearch::Thorough;
-    let kings_pair = |i: usize| orders[i].windows(2).any(|w| w == [0, 1]);
+    let kings_pair =
+        |i: usize| orders[i][0] & LEAD_FLAG == 0 && orders[i].windows(2).any(|w| w == [0, 1]);
     // Unless judged held out, a large pawnless table's sample misranks
     // orders led by one king (KRBvKR's estimates chose `krRBK`, whose file
     // took 9 % more bytes than format 9's pair order): its kings stay a

@@ -399,11 +399,11 @@ mod tests {
     /// block by block, wherever the file's order moves digits: the bytes
     /// are those of reading each position where it falls. KNvKP's file
     /// moves its kings (so its segments, sample windows and estimate
-    /// windows, aligned or not, are all read by blocks); KRBvK's moves
+    /// windows, aligned or not, are all read by blocks); KRvKB's moves
     /// its free pieces only. The writer tells each step as it starts.
     #[test]
     fn reading_in_the_solvers_order_writes_the_same_bytes() {
-        for (name, order) in [("KNvKP", vec![2, 1, 0]), ("KRBvK", vec![0, 1, 3, 2])] {
+        for (name, order) in [("KNvKP", vec![2, 1, 0]), ("KRvKB", vec![0, 1, 3, 2])] {
             let material: Material = name.parse().expect("material");
             let mut set = TableSet::new();
             for sub in Material::with_dependencies(&[material]) {
@@ -417,7 +417,7 @@ mod tests {
             })
             .expect("writes");
             // KNvKP (over 2^22 positions per side) is encoded a stream at a
-            // time, KRBvK all at once.
+            // time, KRvKB all at once.
             let mut expected = vec![WriteStep::ChoosingOrders, WriteStep::BuildingGrammars];
             match name {
                 "KNvKP" => {
