@@ -23,14 +23,16 @@
 //! the other last: the board is then turned to put the first king in the
 //! triangle a1-d1-d4 (its number there, 0..10, leads the index) and the
 //! other king is the lowest digit, so that neighbouring indices differ by
-//! one king's square; or any piece alone of its kind first, flagged
-//! ([`LEAD_FLAG`]), in the triangle, and the others in any order as
-//! digits (the one after it settles the diagonal; Syzygy's files lead
+//! one king's square; or (format 13) any piece alone of its kind first,
+//! flagged ([`LEAD_FLAG`]), in the triangle, and the others in any order
+//! as digits (the one after it settles the diagonal; Syzygy's files lead
 //! with whichever piece compresses best, and KRvKN's WDL led by the
-//! knight takes 10 % fewer bytes than led by a king). Pieces keep their slots' meaning otherwise (the free
-//! pieces' slots follow their digits' order), and moving between two orders
-//! is a shuffle of bit fields, or, between a layout led by a king and
-//! another, a decode and an encode ([`Layout::reorder_to`]).
+//! knight takes 10 % fewer bytes than led by a king). Pieces keep their
+//! slots' meaning otherwise (the free pieces' slots follow their digits'
+//! order; a leading free piece takes the first free slot), and moving
+//! between two orders is a shuffle of bit fields, or, between a layout led
+//! by a piece and another, a decode and an encode
+//! ([`Layout::reorder_to`]).
 //!
 //! * **Pawnless tables** use the 8-fold symmetry of the board: the white
 //!   king is mapped into the triangle a1-d1-d4 and, when it stands on the

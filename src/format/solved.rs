@@ -11,7 +11,9 @@
 //! [`Layout::orders`] lists (identical pieces together; a pawnless table's
 //! king pair anywhere, or one king first and the other last, as its fastest
 //! digit: KQBvK's DTZ takes 31 % fewer bytes in `kQBK` than in the pair
-//! order format 9 chose; a pawn table's kings each anywhere) on a sample of
+//! order format 9 chose, or any piece alone of its kind leading, from
+//! format 13: KRvKN's WDL led by its knight; a pawn table's kings each
+//! anywhere) on a sample of
 //! each stream and keeps, for each stream, the one whose estimate is
 //! smallest (the two sides to move want different orders: KRBvKR's WDL
 //! with Black to move took 37 % fewer bytes in `krBRK` than in the order
