@@ -256,7 +256,8 @@ fn info_names_the_piece_orders_and_the_dtz_kept() {
     assert_eq!(header[8..], ["orders", "dtz kept"]);
     for (name, want_orders) in [
         // Each stream its own order: White's WDL keeps the solver's.
-        ("KRNvK", "KkRN/kNRK/KkNR"),
+        // Its DTZ led by the knight (format 13's flagged leader).
+        ("KRNvK", "KkRN/kNRK/N|kKR"),
         ("KRvK", "RKk/KkR/KkR"),
         // A pawnless table's king pair may move, as one field.
         ("KNvK", "NKk/NKk/NKk"),
@@ -271,7 +272,11 @@ fn info_names_the_piece_orders_and_the_dtz_kept() {
         let file =
             dtz50::probe::open_file(&dir.path().join(format!("{name}.dtz50"))).expect("opens");
         let named = |layout: &dtz50::index::Layout| -> String {
-            layout.order_pieces().iter().map(|p| p.char()).collect()
+            let mut name: String = layout.order_pieces().iter().map(|p| p.char()).collect();
+            if layout.order()[0] & dtz50::index::LEAD_FLAG != 0 {
+                name.insert(1, '|');
+            }
+            name
         };
         let dtz =
             dtz50::index::Layout::with_order(file.header().material, &file.header().dtz_order)
