@@ -335,17 +335,6 @@ const TRIANGLE_NUMBER: [u8; 64] = {
     number
 };
 
-/// Whether a leading king on `lead` (a square of [`TRIANGLE`]) and the
-/// other king on `other` are a placement a layout that leads with a king
-/// stores: the kings apart and not touching, and the other king on or
-/// below the a1-h8 diagonal when the leading one stands on it.
-#[inline]
-fn lead_pair_stored(lead: u8, other: u8) -> bool {
-    lead != other
-        && !kings_adjacent(lead, other)
-        && symmetry_for_kings(lead, other) == Symmetry::IDENTITY
-}
-
 /// The free pieces (neither kings nor pawns) of a material in the solver's
 /// order: White's then Black's, strongest first.
 pub(crate) fn free_pieces(material: Material) -> Vec<Piece> {
@@ -549,10 +538,11 @@ impl Layout {
 
     /// Whether `index` (below [`Layout::size`]) names a placement: all do
     /// but, in a pawnless table, those whose king pair field (where the
-    /// pair does not lead) holds a number above the last pair's, and those
-    /// whose kings, where one leads, are not a placement the layout stores
-    /// ([`lead_pair_stored`]). They are stored as "don't care" and never
-    /// probed.
+    /// pair does not lead) holds a number above the last pair's, and, where
+    /// a piece leads, those that turn further (the partner above the a1-h8
+    /// diagonal while the leader stands on it) or whose kings share a
+    /// square or touch ([`Lead`]). They are stored as "don't care" and
+    /// never probed.
     #[inline]
     pub fn names_placement(&self, index: u64) -> bool {
         if self.pawns > 0 {
@@ -563,17 +553,15 @@ impl Layout {
                 (index >> self.king_shift & ((1 << PAIR_BITS) - 1)) < PAWNLESS_KING_PAIRS as u64
             }
             Some(lead) => {
-                let l = TRIANGLE[(index >> self.king_shift) as usize];
-                let p = (index >> lead.partner_shift & 63) as u8;
-                match lead.kings {
-                    None => lead_pair_stored(l, p),
-                    Some((w, b)) => {
-                        let (wk, bk) = ((index >> w & 63) as u8, (index >> b & 63) as u8);
-                        symmetry_for_kings(l, p) == Symmetry::IDENTITY
-                            && wk != bk
-                            && !kings_adjacent(wk, bk)
-                    }
-                }
+                let leader = TRIANGLE[(index >> self.king_shift) as usize];
+                let partner = (index >> lead.partner_shift & 63) as u8;
+                // Where a king leads, the two are the kings.
+                let (wk, bk) = lead.kings.map_or((leader, partner), |(w, b)| {
+                    ((index >> w & 63) as u8, (index >> b & 63) as u8)
+                });
+                symmetry_for_kings(leader, partner) == Symmetry::IDENTITY
+                    && wk != bk
+                    && !kings_adjacent(wk, bk)
             }
         }
     }
@@ -1002,15 +990,16 @@ impl Layout {
                     (squares[0], squares[1]) =
                         KING_PAIRS.squares.get(pair).copied().unwrap_or((0, 0));
                 }
-                Some(Lead { slot, kings, .. }) => {
-                    let lead = TRIANGLE[(index.0 >> self.king_shift) as usize];
-                    squares[slot] = lead;
-                    match kings {
-                        None if !lead_pair_stored(lead, squares[1 - slot]) => {
-                            squares[1 - slot] = lead;
+                Some(Lead { slot, .. }) => {
+                    squares[slot] = TRIANGLE[(index.0 >> self.king_shift) as usize];
+                    if !self.names_placement(index.0) {
+                        // Both kings on one square (the leader's, where a
+                        // king leads).
+                        if slot == 1 {
+                            squares[0] = squares[1];
+                        } else {
+                            squares[1] = squares[0];
                         }
-                        Some(_) if !self.names_placement(index.0) => squares[1] = squares[0],
-                        _ => {}
                     }
                 }
             }

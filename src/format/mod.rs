@@ -80,8 +80,9 @@
 //!               a1-h8 diagonal when the leader stands on it, and every
 //!               other piece is a 6-bit digit (placements that turn no
 //!               further, or whose kings share a square or touch, are
-//!               "don't care"); zero beyond its kings and free pieces. The statistics' index reaching
-//!               the longest DTZ is in its side's WDL order.
+//!               "don't care"); zero beyond its kings and free pieces.
+//!               The statistics' index reaching the longest DTZ is in
+//!               its side's WDL order.
 //!    164     4  CRC-32C of bytes 0..164
 //! three streams (WDL White, WDL Black, the kept DTZ; a symmetric table's
 //! two: WDL White, DTZ White), one after the
