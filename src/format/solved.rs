@@ -35,7 +35,7 @@ use super::{
     MAX_CHUNK_POSITIONS, Section, StreamId,
     codes::{dtz_code, wdl_code},
     grammar::Grammar,
-    stream::{SEGMENT, estimate_bytes, held_out_bytes, stream_grammar},
+    stream::{SEGMENT, estimate_bytes, held_out_bytes, stream_grammar, whole_stream_grammar},
 };
 use crate::{
     index::{LEAD_FLAG, Layout, Reorder},
@@ -46,19 +46,20 @@ use crate::{
 const WINDOWS: u64 = 16;
 /// Positions per window.
 const WINDOW: u64 = 1 << 14;
-/// Each stream's this many orders of the smallest estimates on the first
-/// sample are estimated again (on a sample of [`FINAL_WINDOWS`] windows in
-/// a table of at most [`SAMPLE_RANKS_UP_TO`] positions per side), and the
-/// smallest of those is written.
-/// The first sample misranks close orders: in format 10, KRNvK's chosen
-/// order took 9 % more bytes than format 9's.
-const FINALISTS: usize = 3;
-/// Windows of the finalists' sample (a 3-4 piece table's is then about
-/// 40 % of it).
-const FINAL_WINDOWS: u64 = 4 * WINDOWS;
+/// In a table of at most [`SAMPLE_RANKS_UP_TO`] positions per side, each
+/// stream's this many orders of the smallest estimates on the first
+/// sample are judged by the grammar the writer would build from the whole
+/// stream ([`InFileOrder::whole_grammar`]), and the smallest is written
+/// with that grammar. The first sample misranks close orders (in format
+/// 10, KRNvK's chosen order took 9 % more bytes than format 9's), and so
+/// did a second sample of 64 windows, which three finalists had. Two
+/// judged whole take the 3-4 set 0.36 % fewer bytes in about the same
+/// build time (the winner's grammar is not built again), three 0.68 %
+/// fewer in 21 % more, one 1.1 % more in 13 % less (see BENCHMARKS.md).
+const FINALISTS: usize = 2;
 /// Positions per side up to which a table's first sample is a few percent
 /// of it (every 3-4 piece table), so that it ranks orders well enough to
-/// pick finalists that [`FINAL_WINDOWS`] judges. A larger table's first
+/// pick finalists that are judged whole. A larger table's first
 /// sample is 0.07 % of it, and its estimates are 2-14 times too low, by a
 /// different factor for each order (KRBvKR's estimates chose `krRBK`, whose
 /// file took 9 % more bytes than format 9's pair order): its finalists are
@@ -290,15 +291,15 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
 
     /// About how many bytes each of `streams` takes, in
     /// [`StreamId::ALL`] order (infinite for the others), each estimated
-    /// from a fixed sample of `windows` windows (the whole stream where it
-    /// is no longer; [`estimate_bytes`]).
-    fn estimated_bytes(&self, windows: u64, streams: &[StreamId]) -> [f64; 4] {
+    /// from a fixed sample of [`WINDOWS`] windows (the whole stream where
+    /// it is no longer; [`estimate_bytes`]).
+    fn estimated_bytes(&self, streams: &[StreamId]) -> [f64; 4] {
         let n = self.layout.size();
-        let (starts, len): (Vec<u64>, u64) = if n <= windows * WINDOW {
+        let (starts, len): (Vec<u64>, u64) = if n <= WINDOWS * WINDOW {
             (vec![0], n)
         } else {
-            let starts = (0..windows)
-                .map(|i| i * (n - WINDOW) / (windows - 1))
+            let starts = (0..WINDOWS)
+                .map(|i| i * (n - WINDOW) / (WINDOWS - 1))
                 .collect();
             (starts, WINDOW)
         };
@@ -328,6 +329,13 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
             &|start, len| self.codes(id, start, len),
             possible,
         )
+    }
+
+    /// The grammar of stream `id` in this order built from the whole
+    /// stream, and about how many bytes the stream takes with it
+    /// ([`whole_stream_grammar`]): for judging a small table's finalists.
+    fn whole_grammar(&self, id: StreamId) -> (Grammar, f64) {
+        whole_stream_grammar(self.layout.size(), &|start, len| self.codes(id, start, len))
     }
 
     /// About how many bytes stream `id` takes in this order, written with
@@ -461,8 +469,9 @@ fn resolve(lead: &[Wanted], first: u16) -> impl Iterator<Item = u16> + '_ {
 /// [`Layout::orders`] lists, that gives it the fewest estimated bytes,
 /// keeping the DTZ of the side whose best stream is estimated smaller
 /// (White on a tie). Every order is estimated on a small sample of each
-/// stream; each stream's finalists are then estimated again, on a larger
-/// sample ([`FINAL_WINDOWS`]) in a table the small one ranks well, else by
+/// stream; each stream's finalists are then judged by the grammar built
+/// from the whole stream in a table the small one ranks well
+/// ([`InFileOrder::whole_grammar`]), else by
 /// [`InFileOrder::held_out_bytes`]. The estimate decides the side so that
 /// the other side's DTZ stream is never encoded. A table of symmetric
 /// material keeps White to move only, WDL and DTZ (readers mirror Black to
@@ -503,7 +512,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
         .into_par_iter()
         .map(|i| {
             if candidate(i) {
-                in_order(i).estimated_bytes(WINDOWS, &streams)
+                in_order(i).estimated_bytes(&streams)
             } else {
                 [f64::INFINITY; 4]
             }
@@ -537,10 +546,11 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
             chosen.into_iter().map(move |i| (i, id))
         })
         .collect();
-    // Finalists judged held out, with the grammars they would be written
-    // with, which the writer then reuses; one at a time: each reads about
-    // 20 million positions and builds a grammar, and two at once took
-    // KRBvKR's build 5 % less time and 8 MiB more at its peak.
+    // Finalists judged held out or whole, with the grammars they would be
+    // written with, which the writer then reuses. A large table's one at a
+    // time: each reads about 20 million positions and builds a grammar,
+    // and two at once took KRBvKR's build 5 % less time and 8 MiB more at
+    // its peak.
     let mut grammars: Vec<Option<Grammar>> = Vec::new();
     let possible = OnceLock::new();
     let finals: Vec<f64> = if held_out {
@@ -561,9 +571,16 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
             .map(|&(i, id)| first[i][id.slot()])
             .collect()
     } else {
-        finalists
+        let judged: Vec<(Grammar, f64)> = finalists
             .par_iter()
-            .map(|&(i, id)| in_order(i).estimated_bytes(FINAL_WINDOWS, &[id])[id.slot()])
+            .map(|&(i, id)| in_order(i).whole_grammar(id))
+            .collect();
+        judged
+            .into_iter()
+            .map(|(grammar, bytes)| {
+                grammars.push(Some(grammar));
+                bytes
+            })
             .collect()
     };
     // A stream's finalist of the smallest final estimate (the first listed
