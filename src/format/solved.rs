@@ -93,9 +93,10 @@ pub enum OrderSearch {
     Sampled,
     /// As [`OrderSearch::Sampled`], except that a larger pawnless table's
     /// finalists ([`LARGE_FINALISTS`]) are judged held out
-    /// ([`InFileOrder::held_out_bytes`]): KRBvKR took 16.5 % and KRNvKR
-    /// 11.5 % fewer bytes, KQRvKR and KRRvKR the same, for 1.3 to 2 times
-    /// the build time (see BENCHMARKS.md).
+    /// ([`InFileOrder::held_out_bytes`]), and may be led by any piece
+    /// (format 13): KRNvKR takes 5.4 %, KRBvKR 2.7 % and KQRvKR 2.6 %
+    /// fewer bytes, KRRvKR 2.0 % more, for 2.1 to 2.4 times the build
+    /// time (see BENCHMARKS.md).
     Thorough,
 }
 

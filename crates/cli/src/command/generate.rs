@@ -55,8 +55,8 @@ pub struct GenerateArgs {
     )]
     checkpoint_every: u64,
     /// Search the piece orders of each pawnless table over 2^23 positions
-    /// per side harder, for smaller files (KRBvKR 16 % and KRNvKR 12 %
-    /// fewer bytes, others the same), at up to twice the build time.
+    /// per side harder, for smaller files (KRNvKR 5 %, KRBvKR and KQRvKR
+    /// 3 % fewer bytes, KRRvKR 2 % more), at 2 to 2.5 times the build time.
     #[arg(long)]
     thorough_orders: bool,
     #[command(flatten)]
