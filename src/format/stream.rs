@@ -1120,6 +1120,39 @@ mod tests {
         assert_eq!(stream.blocks, encode_stream(n, 64, &without, &codes).blocks);
     }
 
+    /// A small stream judged whole has the grammar the writer builds for
+    /// it, and the bytes it estimates are the blocks' payload and the
+    /// grammar's three bytes a symbol, less what blocks waste at their
+    /// ends and their checks.
+    #[test]
+    fn a_small_stream_judged_whole_has_the_writers_grammar_and_bytes() {
+        let n = (1 << 21) + 12_345;
+        // Runs of pseudo-random lengths and codes, as a WDL stream has.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut runs = Vec::with_capacity(n as usize);
+        while runs.len() < n as usize {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 40 + 1) as usize;
+            runs.extend(std::iter::repeat_n((state >> 32) as u16 % 5, len));
+        }
+        runs.truncate(n as usize);
+        let codes = |start: u64, len: usize| runs[start as usize..][..len].to_vec();
+        let (grammar, estimate) = whole_stream_grammar(n, &codes);
+        assert_eq!(
+            grammar,
+            stream_grammar(n, &codes, || unreachable!("a small stream"))
+        );
+        let stream = encode_stream(n, 128, &grammar, &codes);
+        let written = (stream.blocks.len() + 3 * grammar.symbol_count()) as f64;
+        // 2 % here: 677 blocks of 128 bytes, each with its check.
+        assert!(
+            estimate <= written && written <= 1.05 * estimate,
+            "{estimate} against {written}"
+        );
+    }
+
     /// A stream of long runs fills a block's positions long before its
     /// bytes and is written in the shortest blocks; one that varies at
     /// every position in the longest allowed. Either length is the one of
