@@ -20,10 +20,13 @@
 //! best for its DTZ); the file's header records them, and readers number
 //! a position in its side's WDL order. The same estimate decides which
 //! side's DTZ the file keeps, so the other side's DTZ stream is never
-//! encoded. In a five-piece table that sample is too small to rank
-//! orders, so each stream's finalists are judged by the grammar the writer
-//! would build, on windows it was not built from, and the winner's grammar
-//! is the one written. The samples are fixed, so the choice does not
+//! encoded. In a 3-4 piece table each stream's finalists from that sample
+//! are then judged by the grammar the writer would build from their whole
+//! stream. In a larger one the sample is too small to rank orders: its
+//! first estimates' choice is kept within limits, or, searching
+//! thoroughly, a pawnless table's finalists are judged by the grammar the
+//! writer would build, on windows it was not built from. Either way a
+//! judged winner's grammar is the one written. The samples are fixed, so the choice does not
 //! depend on the thread count.
 
 use std::sync::OnceLock;
@@ -86,9 +89,10 @@ const LARGE_PAIR_FINALISTS: usize = 2;
 /// How hard the writer searches each stream's order of digits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OrderSearch {
-    /// Every order estimated on a sample, the closest again on a larger
-    /// one (a table of at most [`SAMPLE_RANKS_UP_TO`] positions per side),
-    /// or the first estimates' choice within limits ([`KINGS_MOVE_GAIN`]).
+    /// Every order estimated on a sample, the closest judged by the
+    /// grammar of their whole stream (a table of at most
+    /// [`SAMPLE_RANKS_UP_TO`] positions per side), or the first estimates'
+    /// choice within limits ([`KINGS_MOVE_GAIN`]).
     #[default]
     Sampled,
     /// As [`OrderSearch::Sampled`], except that a larger pawnless table's
@@ -519,7 +523,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
             }
         })
         .collect();
-    // Each stream's closest candidates, estimated again; the others drop
+    // Each stream's closest candidates, judged again; the others drop
     // out of that stream's choice. A large table's one finalist, unless
     // judged held out, is the first estimates' choice.
     let finalists: Vec<(usize, StreamId)> = streams
