@@ -244,7 +244,7 @@ fn line_plays_to_mate() {
 fn info_names_the_piece_orders_and_the_dtz_kept() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dtz50()
-        .args(["generate", "KRNvK", "KNvKP", "--out"])
+        .args(["generate", "KRNvK", "KBNvK", "KNvKP", "--out"])
         .arg(dir.path())
         .output()
         .expect("runs");
@@ -255,9 +255,12 @@ fn info_names_the_piece_orders_and_the_dtz_kept() {
     let header: Vec<&str> = stdout.lines().next().expect("header").split('\t').collect();
     assert_eq!(header[8..], ["orders", "dtz kept"]);
     for (name, want_orders) in [
-        // Each stream its own order: White's WDL keeps the solver's.
-        // Its DTZ led by the knight (format 13's flagged leader).
-        ("KRNvK", "KkRN/kNRK/N|kKR"),
+        // Each stream its own order: White's WDL keeps the solver's,
+        // Black's is led by Black's king, and the DTZ by White's king
+        // under format 13's flag (Black's king after it).
+        ("KRNvK", "KkRN/kRNK/K|kNR"),
+        // A piece that is not a king leads (the flag): the bishop.
+        ("KBNvK", "B|kNK/kNBK/B|NKk"),
         ("KRvK", "RKk/KkR/KkR"),
         // A pawnless table's king pair may move, as one field.
         ("KNvK", "NKk/NKk/NKk"),
