@@ -26,8 +26,8 @@
 //! first estimates' choice is kept within limits, or, searching
 //! thoroughly, a pawnless table's finalists are judged by the grammar the
 //! writer would build, on windows it was not built from. Either way a
-//! judged winner's grammar is the one written. The samples are fixed, so the choice does not
-//! depend on the thread count.
+//! judged winner's grammar is the one written. The samples are fixed, so
+//! the choice does not depend on the thread count.
 
 use std::sync::OnceLock;
 
@@ -576,17 +576,12 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
             .map(|&(i, id)| first[i][id.slot()])
             .collect()
     } else {
-        let judged: Vec<(Grammar, f64)> = finalists
+        let (judged, bytes): (Vec<Grammar>, Vec<f64>) = finalists
             .par_iter()
             .map(|&(i, id)| in_order(i).whole_grammar(id))
-            .collect();
-        judged
-            .into_iter()
-            .map(|(grammar, bytes)| {
-                grammars.push(Some(grammar));
-                bytes
-            })
-            .collect()
+            .unzip();
+        grammars = judged.into_iter().map(Some).collect();
+        bytes
     };
     // A stream's finalist of the smallest final estimate (the first listed
     // order on a tie, the solver's own order first), and that estimate.
