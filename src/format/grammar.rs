@@ -68,6 +68,20 @@ impl Grammar {
         sample: Vec<Vec<u16>>,
         scale: f64,
     ) -> (Grammar, Vec<Vec<u16>>) {
+        let min_count = ((MIN_PAIR_COUNT as f64 * scale).ceil() as u32).max(2);
+        Self::build_limited(terminals, sample, MAX_SYMBOLS, min_count)
+    }
+
+    /// [`Grammar::build`] with at most `max_symbols` symbols (up to
+    /// [`MAX_SYMBOLS`]), of pairs that occur at least `min_count` times in
+    /// the sample.
+    pub(super) fn build_limited(
+        terminals: Vec<u16>,
+        sample: Vec<Vec<u16>>,
+        max_symbols: usize,
+        min_count: u32,
+    ) -> (Grammar, Vec<Vec<u16>>) {
+        debug_assert!(max_symbols <= MAX_SYMBOLS);
         let mut grammar = Grammar {
             terminals,
             pairs: Vec::new(),
@@ -79,7 +93,6 @@ impl Grammar {
             to_terminals(&symbol_of, seq);
         }
         let mut lens: Vec<u32> = vec![1; grammar.terminals.len()];
-        let min_count = ((MIN_PAIR_COUNT as f64 * scale).ceil() as u32).max(2);
         // Counted once, then kept up to date as pairs are replaced.
         let mut counts: PairMap<u32> = PairMap::default();
         for seq in &seqs {
@@ -87,7 +100,7 @@ impl Grammar {
                 *counts.entry(key(w[0], w[1])).or_default() += 1;
             }
         }
-        while grammar.symbol_count() < MAX_SYMBOLS {
+        while grammar.symbol_count() < max_symbols {
             let mut best: Vec<(u32, u32)> = counts
                 .iter()
                 .filter(|&(&k, &c)| {
@@ -117,7 +130,7 @@ impl Grammar {
                 }
                 free
             });
-            best.truncate(MAX_SYMBOLS - grammar.symbol_count());
+            best.truncate(max_symbols - grammar.symbol_count());
             // The pairs share no symbol: each left symbol starts one at most.
             let mut by_left = vec![(NO_SYMBOL, NO_SYMBOL); grammar.symbol_count()];
             for &(_, k) in &best {
@@ -403,6 +416,32 @@ mod tests {
             assert!(symbols.len() * 4 < segment.len(), "{}", symbols.len());
             assert_eq!(expand(&g, &symbols), segment);
         }
+    }
+
+    /// A limited grammar stops at its symbol count and makes no pair
+    /// rarer than its count, and still encodes what it was built from.
+    #[test]
+    fn a_limited_grammar_keeps_its_limits() {
+        let codes: Vec<u16> = (0..20_000u32)
+            .map(|i| ((i * i + i / 3) % 5) as u16)
+            .collect();
+        let terminals = vec![0, 1, 2, 3, 4];
+        let (unlimited, _) =
+            Grammar::build_limited(terminals.clone(), vec![codes.clone()], MAX_SYMBOLS, 2);
+        assert!(
+            unlimited.symbol_count() > 20,
+            "{}",
+            unlimited.symbol_count()
+        );
+        let (small, symbols) =
+            Grammar::build_limited(terminals.clone(), vec![codes.clone()], 12, 2);
+        assert_eq!(small.symbol_count(), 12);
+        assert_eq!(expand(&small, &symbols[0]), codes);
+        // No adjacent pair of terminals occurs 20,000 times.
+        let (none, symbols) =
+            Grammar::build_limited(terminals, vec![codes.clone()], MAX_SYMBOLS, 20_000);
+        assert_eq!(none.symbol_count(), 5);
+        assert_eq!(symbols[0].len(), codes.len());
     }
 
     fn fresh_counts(seqs: &[Vec<u16>]) -> Vec<(u32, u32)> {

@@ -22,12 +22,15 @@
 //! side's DTZ the file keeps, so the other side's DTZ stream is never
 //! encoded. In a 3-4 piece table each stream's finalists from that sample
 //! are then judged by the grammar the writer would build from their whole
-//! stream. In a larger one the sample is too small to rank orders: its
-//! first estimates' choice is kept within limits, or, searching
-//! thoroughly, a pawnless table's finalists are judged by the grammar the
-//! writer would build, on windows it was not built from. Either way a
-//! judged winner's grammar is the one written. The samples are fixed, so
-//! the choice does not depend on the thread count.
+//! stream. In a larger one that sample is too small to rank orders. A
+//! large pawnless table's WDL orders are therefore ranked again, every
+//! order, by a small grammar on a larger sample (as Syzygy's generator
+//! ranks them: [`Estimate::Ranking`]), and the best few are judged by the
+//! grammar the writer would build, on windows it was not built from; the
+//! other streams keep the first estimates' choice within limits, or,
+//! searching thoroughly, a pawnless table's DTZ finalists are judged held
+//! out too. Either way a judged winner's grammar is the one written. The
+//! samples are fixed, so the choice does not depend on the thread count.
 
 use std::sync::OnceLock;
 
@@ -38,7 +41,10 @@ use super::{
     MAX_CHUNK_POSITIONS, Section, StreamId,
     codes::{dtz_code, wdl_code},
     grammar::Grammar,
-    stream::{SEGMENT, estimate_bytes, held_out_bytes, stream_grammar, whole_stream_grammar},
+    stream::{
+        SEGMENT, estimate_bytes, held_out_bytes, ranking_bytes, stream_grammar,
+        whole_stream_grammar,
+    },
 };
 use crate::{
     index::{LEAD_FLAG, Layout, Reorder},
@@ -49,6 +55,12 @@ use crate::{
 const WINDOWS: u64 = 16;
 /// Positions per window.
 const WINDOW: u64 = 1 << 14;
+/// Windows of [`WINDOW`] positions a large pawnless table's WDL streams
+/// are ranked on ([`Estimate::Ranking`]), every order, to pick the
+/// finalists judged held out ([`LARGE_FINALISTS`]): 16 or 32 of them
+/// ranked KRBvKR's best order with Black to move 7th or 9th, 64 first,
+/// 512 second, at eight times the cost (see BENCHMARKS.md).
+const RANKING_WINDOWS: u64 = 64;
 /// In a table of at most [`SAMPLE_RANKS_UP_TO`] positions per side, each
 /// stream's this many orders of the smallest estimates on the first
 /// sample are judged by the grammar the writer would build from the whole
@@ -66,8 +78,10 @@ const FINALISTS: usize = 2;
 /// sample is 0.07 % of it, and its estimates are 2-14 times too low, by a
 /// different factor for each order (KRBvKR's estimates chose `krRBK`, whose
 /// file took 9 % more bytes than format 9's pair order): its finalists are
-/// judged by [`InFileOrder::held_out_bytes`] instead (pawnless), or the
-/// smallest first estimate is trusted within limits ([`KINGS_MOVE_GAIN`]).
+/// ranked by [`Estimate::Ranking`] and judged by
+/// [`InFileOrder::held_out_bytes`] instead (a pawnless table's WDL, and
+/// its DTZ when searching thoroughly), or the smallest first estimate is
+/// trusted within limits ([`KINGS_MOVE_GAIN`]).
 const SAMPLE_RANKS_UP_TO: u64 = 1 << 23;
 /// In a larger table with pawns, the kings leave the top only if the best
 /// such order's first estimate is at most this fraction of the best
@@ -77,11 +91,12 @@ const SAMPLE_RANKS_UP_TO: u64 = 1 << 23;
 /// ([`InFileOrder::held_out_bytes`]) gave KRPvKR a file 0.45 % larger than
 /// this rule's, and took 38 % longer.
 const KINGS_MOVE_GAIN: f64 = 0.5;
-/// A larger pawnless table's finalists per stream: this many orders of the smallest
-/// first estimates, plus [`LARGE_PAIR_FINALISTS`] of the smallest among
-/// those that keep the kings next to each other, which that estimate
-/// misranks against the rest the most (KRBvKR's best WDL orders lead with a
-/// king, its best DTZ order keeps them a pair).
+/// A larger pawnless table's finalists per stream judged held out: this
+/// many orders of the smallest first estimates, plus
+/// [`LARGE_PAIR_FINALISTS`] of the smallest among those that keep the
+/// kings next to each other, which the first estimates misrank against
+/// the rest the most (KQRvKR's WDL with Black to move is smallest in
+/// `QKkRr`).
 const LARGE_FINALISTS: usize = 3;
 /// See [`LARGE_FINALISTS`].
 const LARGE_PAIR_FINALISTS: usize = 2;
@@ -91,15 +106,18 @@ const LARGE_PAIR_FINALISTS: usize = 2;
 pub enum OrderSearch {
     /// Every order estimated on a sample, the closest judged by the
     /// grammar of their whole stream (a table of at most
-    /// [`SAMPLE_RANKS_UP_TO`] positions per side), or the first estimates'
-    /// choice within limits ([`KINGS_MOVE_GAIN`]).
+    /// [`SAMPLE_RANKS_UP_TO`] positions per side); in a larger pawnless
+    /// table, its WDL's orders ranked again by a small grammar on a larger
+    /// sample and the best judged by the grammar the writer would build,
+    /// on windows it was not built from; else the first estimates' choice
+    /// within limits ([`KINGS_MOVE_GAIN`]).
     #[default]
     Sampled,
     /// As [`OrderSearch::Sampled`], except that a larger pawnless table's
-    /// finalists ([`LARGE_FINALISTS`]) are judged held out
+    /// DTZ finalists ([`LARGE_FINALISTS`]) are judged held out too
     /// ([`InFileOrder::held_out_bytes`]), and may be led by any piece
-    /// (format 13): KRNvKR takes 5.4 %, KRBvKR 2.7 % and KQRvKR 2.6 %
-    /// fewer bytes, KRRvKR 2.0 % more, for 2.1 to 2.4 times the build
+    /// (format 13): KQRvKR takes 3.1 % and KRBvKR 1.5 % fewer bytes,
+    /// KRNvKR 1.4 % and KRRvKR 1.1 % more, for 1.3 to 1.6 times the build
     /// time (see BENCHMARKS.md).
     Thorough,
 }
@@ -296,31 +314,27 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
 
     /// About how many bytes each of `streams` takes, in
     /// [`StreamId::ALL`] order (infinite for the others), each estimated
-    /// from a fixed sample of [`WINDOWS`] windows (the whole stream where
-    /// it is no longer; [`estimate_bytes`]).
-    fn estimated_bytes(&self, streams: &[StreamId]) -> [f64; 4] {
+    /// the way it is paired with ([`Estimate`]) from a fixed sample
+    /// (the whole stream where it is no longer).
+    fn estimated_bytes(&self, streams: &[(StreamId, Estimate)]) -> [f64; 4] {
         let n = self.layout.size();
-        let (starts, len): (Vec<u64>, u64) = if n <= WINDOWS * WINDOW {
-            (vec![0], n)
-        } else {
-            let starts = (0..WINDOWS)
-                .map(|i| i * (n - WINDOW) / (WINDOWS - 1))
-                .collect();
-            (starts, WINDOW)
-        };
-        let scale = (starts.len() as u64 * len) as f64 / n as f64;
         let bytes: Vec<f64> = streams
             .par_iter()
-            .map(|&id| {
+            .map(|&(id, how)| {
+                let (starts, len) = how.windows(n);
                 let sample: Vec<Vec<u16>> = starts
                     .iter()
                     .map(|&start| self.codes(id, start, len as usize))
                     .collect();
-                estimate_bytes(sample, scale)
+                let scale = (starts.len() as u64 * len) as f64 / n as f64;
+                match how {
+                    Estimate::Sample => estimate_bytes(sample, scale),
+                    Estimate::Ranking(_) => ranking_bytes(sample, scale),
+                }
             })
             .collect();
         let mut all = [f64::INFINITY; 4];
-        for (id, bytes) in streams.iter().zip(bytes) {
+        for (&(id, _), bytes) in streams.iter().zip(bytes) {
             all[id.slot()] = bytes;
         }
         all
@@ -411,6 +425,52 @@ fn default_code(section: Section) -> u16 {
         Section::Wdl => wdl_code(Wdl::Draw),
         _ => 1,
     }
+}
+
+/// How a stream's orders are first estimated ([`plan_file`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Estimate {
+    /// [`estimate_bytes`] on [`WINDOWS`] evenly spread windows.
+    Sample,
+    /// [`ranking_bytes`] on this many windows at fixed pseudo-random
+    /// starts: a large pawnless table's WDL, whose best orders
+    /// [`Estimate::Sample`] misranks. Evenly spread windows fall in step
+    /// with the digits (64 of them saw only positions of one kind in some
+    /// of KRBvKR's orders, which then looked nearly free).
+    Ranking(u64),
+}
+
+impl Estimate {
+    /// The starts of the windows of a stream of `n` positions this
+    /// estimate reads, and their length: the whole stream where it is no
+    /// longer than they are.
+    fn windows(self, n: u64) -> (Vec<u64>, u64) {
+        let count = match self {
+            Estimate::Sample => WINDOWS,
+            Estimate::Ranking(windows) => windows,
+        };
+        if n <= count * WINDOW {
+            return (vec![0], n);
+        }
+        let starts = match self {
+            Estimate::Sample => (0..count).map(|i| i * (n - WINDOW) / (count - 1)).collect(),
+            Estimate::Ranking(_) => {
+                let mut starts: Vec<u64> =
+                    (0..count).map(|i| scatter(i) % (n - WINDOW + 1)).collect();
+                starts.sort_unstable();
+                starts
+            }
+        };
+        (starts, WINDOW)
+    }
+}
+
+/// A fixed pseudo-random number for `i` (SplitMix64's finaliser).
+fn scatter(i: u64) -> u64 {
+    let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// What a position's stored code may be.
@@ -504,23 +564,36 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     let held_out = large && pawnless && search == OrderSearch::Thorough;
     let kings_pair =
         |i: usize| orders[i][0] & LEAD_FLAG == 0 && orders[i].windows(2).any(|w| w == [0, 1]);
-    // Unless judged held out, a large pawnless table's sample misranks
-    // orders led by one king (KRBvKR's estimates chose `krRBK`, whose file
-    // took 9 % more bytes than format 9's pair order): its kings stay a
-    // pair.
-    let candidate = |i: usize| {
-        let layout = Layout::with_order(material, &orders[i]).expect("an order it lists");
-        (!large || !pawnless || held_out || kings_pair(i))
-            && layout.identical_span() <= MAX_CHUNK_POSITIONS
+    // A large pawnless table's WDL is ranked over every order by the
+    // ranking estimate, and its smallest written: KRBvKR's file took 26 %
+    // fewer bytes, KRNvKR's 22 % (led by a rook, as Syzygy's are). Its
+    // DTZ, which neither estimate ranked well (KRRvKR's rankings put
+    // orders whose DTZ took 9 % more bytes first), keeps the first
+    // sample, and, unless judged held out, its kings stay a pair, since
+    // that sample misranks orders led by one king (KRBvKR's chose
+    // `krRBK`, whose file took 9 % more bytes than format 9's pair order).
+    let ranked_wide = |id: StreamId| large && pawnless && id.section == Section::Wdl;
+    let judged_held_out = |id: StreamId| held_out || ranked_wide(id);
+    let candidate = |i: usize, id: StreamId| {
+        !large || !pawnless || held_out || ranked_wide(id) || kings_pair(i)
     };
     let first: Vec<[f64; 4]> = (0..orders.len())
         .into_par_iter()
         .map(|i| {
-            if candidate(i) {
-                in_order(i).estimated_bytes(&streams)
-            } else {
-                [f64::INFINITY; 4]
-            }
+            let layout = Layout::with_order(material, &orders[i]).expect("an order it lists");
+            let estimated: Vec<(StreamId, Estimate)> = streams
+                .iter()
+                .filter(|&&id| candidate(i, id) && layout.identical_span() <= MAX_CHUNK_POSITIONS)
+                .map(|&id| {
+                    let how = if ranked_wide(id) {
+                        Estimate::Ranking(RANKING_WINDOWS)
+                    } else {
+                        Estimate::Sample
+                    };
+                    (id, how)
+                })
+                .collect();
+            in_order(i).estimated_bytes(&estimated)
         })
         .collect();
     // Each stream's closest candidates, judged again; the others drop
@@ -532,7 +605,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
             let mut ranked: Vec<usize> = (0..orders.len()).collect();
             let e = |i: usize| first[i][id.slot()];
             ranked.sort_by(|&a, &b| e(a).total_cmp(&e(b)).then(a.cmp(&b)));
-            let chosen: Vec<usize> = if held_out {
+            let chosen: Vec<usize> = if judged_held_out(id) {
                 let mut chosen: Vec<usize> = ranked.iter().copied().take(LARGE_FINALISTS).collect();
                 let pairs: Vec<usize> = ranked
                     .iter()
@@ -558,22 +631,21 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     // its peak.
     let mut grammars: Vec<Option<Grammar>> = Vec::new();
     let possible = OnceLock::new();
-    let finals: Vec<f64> = if held_out {
-        let possible = possible.get_or_init(|| possible_codes(table));
+    let finals: Vec<f64> = if large {
         finalists
             .iter()
             .map(|&(i, id)| {
+                if !judged_held_out(id) {
+                    grammars.push(None);
+                    return first[i][id.slot()];
+                }
+                let possible = possible.get_or_init(|| possible_codes(table));
                 let stream = in_order(i);
                 let grammar = stream.grammar(id, || possible[id.slot()].clone());
                 let bytes = stream.held_out_bytes(id, &grammar);
                 grammars.push(Some(grammar));
                 bytes
             })
-            .collect()
-    } else if large {
-        finalists
-            .iter()
-            .map(|&(i, id)| first[i][id.slot()])
             .collect()
     } else {
         let (judged, bytes): (Vec<Grammar>, Vec<f64>) = finalists
@@ -728,6 +800,29 @@ mod tests {
         assert_eq!(best_order(&kbbvkp, &kbbvkp_bytes), 3, "BBkK");
         // A tie goes to the order listed first.
         assert_eq!(best_order(&kbbvkp, &[5.0, 5.0, 5.0, 5.0]), 0);
+    }
+
+    /// The ranking sample's windows are fixed, in the stream, sorted and
+    /// spread over it; a stream no longer than they are is read whole.
+    #[test]
+    fn ranking_windows_are_fixed_and_spread() {
+        let n = 121_000_000;
+        let (starts, len) = Estimate::Ranking(64).windows(n);
+        assert_eq!(len, WINDOW);
+        assert_eq!(starts.len(), 64);
+        assert_eq!((starts.clone(), len), Estimate::Ranking(64).windows(n));
+        assert!(starts.windows(2).all(|w| w[0] <= w[1]));
+        assert!(starts.iter().all(|&s| s + WINDOW <= n));
+        // Some window in each eighth of the stream.
+        for eighth in 0..8 {
+            let range = eighth * n / 8..(eighth + 1) * n / 8;
+            assert!(starts.iter().any(|s| range.contains(s)), "{eighth}");
+        }
+        assert_eq!(
+            Estimate::Ranking(64).windows(64 * WINDOW),
+            (vec![0], 64 * WINDOW)
+        );
+        assert_eq!(Estimate::Sample.windows(1000), (vec![0], 1000));
     }
 
     #[test]
