@@ -329,7 +329,7 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
                 let scale = (starts.len() as u64 * len) as f64 / n as f64;
                 match how {
                     Estimate::Sample => estimate_bytes(sample, scale),
-                    Estimate::Ranking(_) => ranking_bytes(sample, scale),
+                    Estimate::Ranking => ranking_bytes(sample, scale),
                 }
             })
             .collect();
@@ -432,12 +432,12 @@ fn default_code(section: Section) -> u16 {
 enum Estimate {
     /// [`estimate_bytes`] on [`WINDOWS`] evenly spread windows.
     Sample,
-    /// [`ranking_bytes`] on this many windows at fixed pseudo-random
-    /// starts: a large pawnless table's WDL, whose best orders
+    /// [`ranking_bytes`] on [`RANKING_WINDOWS`] windows at fixed
+    /// pseudo-random starts: a large pawnless table's WDL, whose best orders
     /// [`Estimate::Sample`] misranks. Evenly spread windows fall in step
     /// with the digits (64 of them saw only positions of one kind in some
     /// of KRBvKR's orders, which then looked nearly free).
-    Ranking(u64),
+    Ranking,
 }
 
 impl Estimate {
@@ -447,14 +447,14 @@ impl Estimate {
     fn windows(self, n: u64) -> (Vec<u64>, u64) {
         let count = match self {
             Estimate::Sample => WINDOWS,
-            Estimate::Ranking(windows) => windows,
+            Estimate::Ranking => RANKING_WINDOWS,
         };
         if n <= count * WINDOW {
             return (vec![0], n);
         }
         let starts = match self {
             Estimate::Sample => (0..count).map(|i| i * (n - WINDOW) / (count - 1)).collect(),
-            Estimate::Ranking(_) => {
+            Estimate::Ranking => {
                 let mut starts: Vec<u64> =
                     (0..count).map(|i| scatter(i) % (n - WINDOW + 1)).collect();
                 starts.sort_unstable();
@@ -574,9 +574,8 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     // `krRBK`, whose file took 9 % more bytes than format 9's pair order).
     let ranked_wide = |id: StreamId| large && pawnless && id.section == Section::Wdl;
     let judged_held_out = |id: StreamId| held_out || ranked_wide(id);
-    let candidate = |i: usize, id: StreamId| {
-        !large || !pawnless || held_out || ranked_wide(id) || kings_pair(i)
-    };
+    let candidate =
+        |i: usize, id: StreamId| !large || !pawnless || judged_held_out(id) || kings_pair(i);
     let first: Vec<[f64; 4]> = (0..orders.len())
         .into_par_iter()
         .map(|i| {
@@ -586,7 +585,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
                 .filter(|&&id| candidate(i, id) && layout.identical_span() <= MAX_CHUNK_POSITIONS)
                 .map(|&id| {
                     let how = if ranked_wide(id) {
-                        Estimate::Ranking(RANKING_WINDOWS)
+                        Estimate::Ranking
                     } else {
                         Estimate::Sample
                     };
@@ -807,10 +806,10 @@ mod tests {
     #[test]
     fn ranking_windows_are_fixed_and_spread() {
         let n = 121_000_000;
-        let (starts, len) = Estimate::Ranking(64).windows(n);
+        let (starts, len) = Estimate::Ranking.windows(n);
         assert_eq!(len, WINDOW);
         assert_eq!(starts.len(), 64);
-        assert_eq!((starts.clone(), len), Estimate::Ranking(64).windows(n));
+        assert_eq!((starts.clone(), len), Estimate::Ranking.windows(n));
         assert!(starts.windows(2).all(|w| w[0] <= w[1]));
         assert!(starts.iter().all(|&s| s + WINDOW <= n));
         // Some window in each eighth of the stream.
@@ -819,7 +818,7 @@ mod tests {
             assert!(starts.iter().any(|s| range.contains(s)), "{eighth}");
         }
         assert_eq!(
-            Estimate::Ranking(64).windows(64 * WINDOW),
+            Estimate::Ranking.windows(64 * WINDOW),
             (vec![0], 64 * WINDOW)
         );
         assert_eq!(Estimate::Sample.windows(1000), (vec![0], 1000));
