@@ -478,6 +478,18 @@ impl Layout {
                 taken[slot] = true;
                 slots[from] = slot;
             }
+            // The piece of `self`'s last digit, where that is the lowest
+            // 6 bits of an index (not a king pair): its slot in `to`, and
+            // its stride there where it moves without turning either board
+            // (no king, leader or partner in either layout).
+            let last = self
+                .digits
+                .last()
+                .filter(|&&(_, shift)| shift == 0)
+                .map(|&(slot, _)| LastDigit {
+                    slot: slots[slot],
+                    stride: to.strides[slots[slot]].filter(|_| self.strides[slot] == Some(1)),
+                });
             return Reorder {
                 keep: 0,
                 moves: Vec::new(),
@@ -485,6 +497,7 @@ impl Layout {
                     from: self.clone(),
                     to: to.clone(),
                     slots,
+                    last,
                 })),
             };
         }
@@ -1305,6 +1318,60 @@ struct Frames {
     to: Layout,
     /// By slot in `from`: the same piece's slot in `to`.
     slots: [usize; MAX_PIECES],
+    /// The piece of `from`'s lowest 6 bits, where it is a digit (see
+    /// [`Reorder::for_each_in_range`]).
+    last: Option<LastDigit>,
+}
+
+/// The piece whose digit is the lowest of an index ([`Frames::last`]).
+#[derive(Debug, Clone, Copy)]
+struct LastDigit {
+    /// Its slot in the target layout.
+    slot: usize,
+    /// Its stride in the target layout, where it turns neither board.
+    stride: Option<u64>,
+}
+
+impl Frames {
+    /// The squares of the placement at `index` in `from`, by slot in `to`
+    /// (each digit's square as the index has it, also where it names no
+    /// placement).
+    #[inline]
+    fn squares_in_to(&self, index: u64) -> [u8; MAX_PIECES] {
+        let mut placement = self.from.decode(TableIndex(index));
+        for &(slot, shift) in &self.from.digits {
+            placement.squares[slot] = (index >> shift & 63) as u8;
+        }
+        let mut squares = [0; MAX_PIECES];
+        for (slot, &sq) in placement.squares[..self.from.pieces.len()]
+            .iter()
+            .enumerate()
+        {
+            squares[self.slots[slot]] = sq;
+        }
+        squares
+    }
+
+    /// The index in `to` of a placement (by slot in `to`), and the
+    /// symmetry that turned it into `to`'s frame; `None` where `to` has no
+    /// index for it.
+    #[inline]
+    fn encode_in_to(&self, mut squares: [u8; MAX_PIECES]) -> Option<(u64, Symmetry)> {
+        let sym = self.to.frame(&squares);
+        self.to.turn_into_frame(&mut squares);
+        Some((self.to.index_in_frame(&squares)?, sym))
+    }
+
+    /// The index in `to` of the position at `index` in `from`, and the
+    /// symmetry that turned it into `to`'s frame; `None` where `index`
+    /// names no placement or `to` has no index for it.
+    #[inline]
+    fn in_frame(&self, index: u64) -> Option<(u64, Symmetry)> {
+        if !self.from.names_placement(index) {
+            return None;
+        }
+        self.encode_in_to(self.squares_in_to(index))
+    }
 }
 
 /// A bit field that moves: its shift in both layouts, and its width.
@@ -1332,20 +1399,61 @@ impl Reorder {
     #[inline]
     pub fn apply(&self, index: u64) -> u64 {
         if let Some(frames) = &self.frames {
-            let Frames { from, to, slots } = &**frames;
-            if !from.names_placement(index) {
-                return 0;
-            }
-            let placement = from.decode(TableIndex(index));
-            let mut squares = [0; MAX_PIECES];
-            for (slot, &sq) in placement.squares[..from.pieces.len()].iter().enumerate() {
-                squares[slots[slot]] = sq;
-            }
-            return to.encode(&Placement { squares }).map_or(0, |i| i.0);
+            return frames.in_frame(index).map_or(0, |(target, _)| target);
         }
         self.moves.iter().fold(index & self.keep, |acc, &f| {
             acc | ((index >> f.from) & f.mask()) << f.to
         })
+    }
+
+    /// Visit every index of `start..start + len` as its offset in the
+    /// range and its index in the target layout ([`Reorder::apply`]), in
+    /// order. Between frames, each run of 64 indices (the lowest digit's
+    /// piece moving) is decoded once; where that piece turns neither
+    /// board, the run is encoded once too: the symmetry that turns it
+    /// into the target's frame is the same for all of it, and the piece's
+    /// square moves the target index by its stride.
+    pub fn for_each_in_range(&self, start: u64, len: usize, mut visit: impl FnMut(usize, u64)) {
+        let Some((frames, last)) = self
+            .frames
+            .as_deref()
+            .and_then(|frames| Some((frames, frames.last?)))
+        else {
+            for offset in 0..len {
+                visit(offset, self.apply(start + offset as u64));
+            }
+            return;
+        };
+        let mut offset = 0;
+        while offset < len {
+            let index = start + offset as u64;
+            let end = len.min(offset + (64 - index % 64) as usize);
+            let square = |o: usize| ((start + o as u64) % 64) as u8;
+            match last.stride {
+                Some(stride) => match frames.in_frame(index) {
+                    None => (offset..end).for_each(|o| visit(o, 0)),
+                    Some((target, sym)) => {
+                        let base = target - stride * u64::from(sym.apply(square(offset)));
+                        for o in offset..end {
+                            visit(o, base + stride * u64::from(sym.apply(square(o))));
+                        }
+                    }
+                },
+                None => {
+                    let mut squares = frames.squares_in_to(index);
+                    for o in offset..end {
+                        squares[last.slot] = square(o);
+                        let target = if frames.from.names_placement(start + o as u64) {
+                            frames.encode_in_to(squares).map_or(0, |(target, _)| target)
+                        } else {
+                            0
+                        };
+                        visit(o, target);
+                    }
+                }
+            }
+            offset = end;
+        }
     }
 
     /// Whether the map is a shuffle of bit fields (not a decode and an
@@ -1777,6 +1885,20 @@ mod tests {
         twin.map_or(i, |t| i.min(l.sorted_identical(t.0)))
     }
 
+    /// [`Reorder::for_each_in_range`] visits each index of a range, in
+    /// order, with what [`Reorder::apply`] gives it (0 where it names no
+    /// placement), on ranges that start and end inside runs of 64.
+    fn assert_ranges_map_as_indices_do(reorder: &Reorder, size: u64) {
+        for start in [0, 1, size / 7 + 5, size / 2 - 3, size - 300] {
+            let mut visited = Vec::new();
+            reorder.for_each_in_range(start, 300, |offset, target| visited.push((offset, target)));
+            let want: Vec<(usize, u64)> = (0..300)
+                .map(|o| (o, reorder.apply(start + o as u64)))
+                .collect();
+            assert_eq!(visited, want, "from {start}");
+        }
+    }
+
     #[test]
     fn layouts_led_by_a_piece_turn_the_board() {
         for name in ["KQvKR", "KRRvK", "KBNvK", "KRBvKR", "KRvKR"] {
@@ -1820,6 +1942,8 @@ mod tests {
                 }
                 let (to_file, back) = (solver.reorder_to(&file), file.reorder_to(&solver));
                 assert!(!to_file.is_shuffle() && !back.is_shuffle());
+                assert_ranges_map_as_indices_do(&back, file.size());
+                assert_ranges_map_as_indices_do(&to_file, solver.size());
                 for i in (0..solver.size()).step_by((solver.size() / 700) as usize + 1) {
                     let p = solver.decode(TableIndex(i));
                     if solver.overlaps(&p) {

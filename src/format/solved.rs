@@ -241,7 +241,8 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
     /// blocks that cover the range, each in the solver's order (also what
     /// a table that reads faster in its own order needs,
     /// [`SolvedValues::reads_in_order`]); a reorder between frames (a
-    /// lead king) sorts the range's indices.
+    /// leading piece) sorts the range's indices, mapped a run of 64 at a
+    /// time ([`Reorder::for_each_in_range`]).
     fn all_wanted(&self, id: StreamId, start: u64, len: usize) -> Vec<Wanted> {
         let end = start + len as u64;
         if self.to_solver.is_identity() {
@@ -270,9 +271,11 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
             self.table.layout().size().leading_zeros() >= shift,
             "index and offset fit 64 bits"
         );
-        let mut order: Vec<u64> = (start..end)
-            .map(|index| self.to_solver.apply(index) << shift | (index - start))
-            .collect();
+        let mut order: Vec<u64> = vec![0; len];
+        self.to_solver
+            .for_each_in_range(start, len, |offset, solver| {
+                order[offset] = solver << shift | offset as u64;
+            });
         order.sort_unstable();
         for key in order {
             let offset = key & ((1 << shift) - 1);
