@@ -1333,15 +1333,26 @@ struct LastDigit {
 }
 
 impl Frames {
-    /// The squares of the placement at `index` in `from`, by slot in `to`
-    /// (each digit's square as the index has it, also where it names no
-    /// placement).
+    /// The squares of the placement at `index` in `from` (which names
+    /// one), by slot in `to`.
     #[inline]
     fn squares_in_to(&self, index: u64) -> [u8; MAX_PIECES] {
+        self.in_to_slots(self.from.decode(TableIndex(index)))
+    }
+
+    /// [`Frames::squares_in_to`] for any index, also one that names no
+    /// placement: each digit's square as the index has it.
+    fn digits_in_to(&self, index: u64) -> [u8; MAX_PIECES] {
         let mut placement = self.from.decode(TableIndex(index));
         for &(slot, shift) in &self.from.digits {
             placement.squares[slot] = (index >> shift & 63) as u8;
         }
+        self.in_to_slots(placement)
+    }
+
+    /// A placement of `from`, by slot in `to`.
+    #[inline]
+    fn in_to_slots(&self, placement: Placement) -> [u8; MAX_PIECES] {
         let mut squares = [0; MAX_PIECES];
         for (slot, &sq) in placement.squares[..self.from.pieces.len()]
             .iter()
@@ -1440,7 +1451,9 @@ impl Reorder {
                     }
                 },
                 None => {
-                    let mut squares = frames.squares_in_to(index);
+                    // The run's first index may name no placement, and a
+                    // later one does: the digits are taken as they are.
+                    let mut squares = frames.digits_in_to(index);
                     for o in offset..end {
                         squares[last.slot] = square(o);
                         let target = if frames.from.names_placement(start + o as u64) {
