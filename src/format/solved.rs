@@ -23,13 +23,14 @@
 //! encoded. In a 3-4 piece table each stream's finalists from that sample
 //! are then judged by the grammar the writer would build from their whole
 //! stream. In a larger one that sample is too small to rank orders. A
-//! large pawnless table's WDL orders are therefore ranked again, every
-//! order, by a small grammar on a larger sample (as Syzygy's generator
-//! ranks them: [`Estimate::Ranking`]), and the best few are judged by the
-//! grammar the writer would build, on windows it was not built from; the
-//! other streams keep the first estimates' choice within limits, or,
-//! searching thoroughly, a pawnless table's DTZ finalists are judged held
-//! out too. Either way a judged winner's grammar is the one written. The
+//! large pawnless table's WDL orders are therefore ranked again by a small
+//! grammar on a larger sample (as Syzygy's generator ranks them:
+//! [`Estimate::Ranking`]; every order screened on a quarter of it first,
+//! [`Estimate::Screening`], and the best ranked), and the best few are
+//! judged by the grammar the writer would build, on windows it was not
+//! built from; the other streams keep the first estimates' choice within
+//! limits, or, searching thoroughly, a pawnless table's DTZ finalists are
+//! judged held out too. Either way a judged winner's grammar is the one written. The
 //! samples are fixed, so the choice does not depend on the thread count.
 
 use std::sync::OnceLock;
@@ -56,11 +57,29 @@ const WINDOWS: u64 = 16;
 /// Positions per window.
 const WINDOW: u64 = 1 << 14;
 /// Windows of [`WINDOW`] positions a large pawnless table's WDL streams
-/// are ranked on ([`Estimate::Ranking`]), every order, to pick the
+/// are ranked on ([`Estimate::Ranking`]), the orders that pass the
+/// screening ([`SCREENING_WINDOWS`]), to pick the
 /// finalists judged held out ([`LARGE_FINALISTS`]): 16 or 32 of them
 /// ranked KRBvKR's best order with Black to move 7th or 9th, 64 first,
 /// 512 second, at eight times the cost (see BENCHMARKS.md).
 const RANKING_WINDOWS: u64 = 64;
+/// Windows every order of a large pawnless table's WDL stream is first
+/// screened on ([`Estimate::Screening`]): the first of the
+/// [`RANKING_WINDOWS`] windows' pseudo-random starts, so a quarter of
+/// the reads. Only the best [`SCREENED`] orders, and the best
+/// [`SCREENED_PAIRS`] of those that keep the kings a pair, are ranked on
+/// all [`RANKING_WINDOWS`]. The screening ranks orders loosely: of the
+/// three best orders the full ranking picked for each WDL stream of
+/// KRBvKR, KRNvKR, KBNvKR, KQRvKR and KRRvKR, all stood 31st or better on
+/// it but one of KQRvKR's (61st; it did not win). With the best 24 (and 8
+/// pairs) ranked, KBNvKR's file took 288 bytes more; with 32 all five
+/// files are byte-identical, and choosing their orders reads about half
+/// as many positions (see BENCHMARKS.md).
+const SCREENING_WINDOWS: u64 = 16;
+/// See [`SCREENING_WINDOWS`].
+const SCREENED: usize = 32;
+/// See [`SCREENING_WINDOWS`].
+const SCREENED_PAIRS: usize = 8;
 /// In a table of at most [`SAMPLE_RANKS_UP_TO`] positions per side, each
 /// stream's this many orders of the smallest estimates on the first
 /// sample are judged by the grammar the writer would build from the whole
@@ -332,7 +351,7 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
                 let scale = (starts.len() as u64 * len) as f64 / n as f64;
                 match how {
                     Estimate::Sample => estimate_bytes(sample, scale),
-                    Estimate::Ranking => ranking_bytes(sample, scale),
+                    Estimate::Screening | Estimate::Ranking => ranking_bytes(sample, scale),
                 }
             })
             .collect();
@@ -441,6 +460,9 @@ enum Estimate {
     /// with the digits (64 of them saw only positions of one kind in some
     /// of KRBvKR's orders, which then looked nearly free).
     Ranking,
+    /// [`ranking_bytes`] on the first [`SCREENING_WINDOWS`] of the
+    /// [`Estimate::Ranking`] windows' starts: which orders are ranked.
+    Screening,
 }
 
 impl Estimate {
@@ -451,13 +473,14 @@ impl Estimate {
         let count = match self {
             Estimate::Sample => WINDOWS,
             Estimate::Ranking => RANKING_WINDOWS,
+            Estimate::Screening => SCREENING_WINDOWS,
         };
         if n <= count * WINDOW {
             return (vec![0], n);
         }
         let starts = match self {
             Estimate::Sample => (0..count).map(|i| i * (n - WINDOW) / (count - 1)).collect(),
-            Estimate::Ranking => {
+            Estimate::Ranking | Estimate::Screening => {
                 let mut starts: Vec<u64> =
                     (0..count).map(|i| scatter(i) % (n - WINDOW + 1)).collect();
                 starts.sort_unstable();
@@ -533,6 +556,25 @@ fn resolve(lead: &[Wanted], first: u16) -> impl Iterator<Item = u16> + '_ {
     })
 }
 
+/// The first `best` of `ranked` (orders, best first), then the first
+/// `pairs` of the rest whose kings are a pair (`kings_pair`).
+fn best_and_pairs(
+    ranked: &[usize],
+    best: usize,
+    pairs: usize,
+    kings_pair: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    let mut chosen: Vec<usize> = ranked.iter().copied().take(best).collect();
+    let paired: Vec<usize> = ranked
+        .iter()
+        .copied()
+        .filter(|&i| kings_pair(i) && !chosen.contains(&i))
+        .take(pairs)
+        .collect();
+    chosen.extend(paired);
+    chosen
+}
+
 /// How `table` is written: each stream in the order, of those
 /// [`Layout::orders`] lists, that gives it the fewest estimated bytes,
 /// keeping the DTZ of the side whose best stream is estimated smaller
@@ -579,7 +621,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     let judged_held_out = |id: StreamId| held_out || ranked_wide(id);
     let candidate =
         |i: usize, id: StreamId| !large || !pawnless || judged_held_out(id) || kings_pair(i);
-    let first: Vec<[f64; 4]> = (0..orders.len())
+    let mut first: Vec<[f64; 4]> = (0..orders.len())
         .into_par_iter()
         .map(|i| {
             let layout = Layout::with_order(material, &orders[i]).expect("an order it lists");
@@ -588,7 +630,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
                 .filter(|&&id| candidate(i, id) && layout.identical_span() <= MAX_CHUNK_POSITIONS)
                 .map(|&id| {
                     let how = if ranked_wide(id) {
-                        Estimate::Ranking
+                        Estimate::Screening
                     } else {
                         Estimate::Sample
                     };
@@ -598,27 +640,48 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
             in_order(i).estimated_bytes(&estimated)
         })
         .collect();
+    // Each stream's orders, smallest first estimate first (the first
+    // listed on a tie).
+    let ranked = |first: &[[f64; 4]], id: StreamId| {
+        let mut ranked: Vec<usize> = (0..orders.len()).collect();
+        let e = |i: usize| first[i][id.slot()];
+        ranked.sort_by(|&a, &b| e(a).total_cmp(&e(b)).then(a.cmp(&b)));
+        ranked
+    };
+    // A large pawnless table's best screened WDL orders ranked on all the
+    // ranking windows; the rest drop out.
+    let screened_best: Vec<(usize, StreamId)> = streams
+        .iter()
+        .filter(|&&id| ranked_wide(id))
+        .flat_map(|&id| {
+            let best = best_and_pairs(&ranked(&first, id), SCREENED, SCREENED_PAIRS, kings_pair);
+            let screened = &first;
+            best.into_iter()
+                .filter(move |&i| screened[i][id.slot()].is_finite())
+                .map(move |i| (i, id))
+        })
+        .collect();
+    let rescored: Vec<f64> = screened_best
+        .par_iter()
+        .map(|&(i, id)| in_order(i).estimated_bytes(&[(id, Estimate::Ranking)])[id.slot()])
+        .collect();
+    for &id in streams.iter().filter(|&&id| ranked_wide(id)) {
+        first.iter_mut().for_each(|e| e[id.slot()] = f64::INFINITY);
+    }
+    for (&(i, id), bytes) in screened_best.iter().zip(rescored) {
+        first[i][id.slot()] = bytes;
+    }
     // Each stream's closest candidates, judged again; the others drop
     // out of that stream's choice. A large table's one finalist, unless
     // judged held out, is the first estimates' choice.
     let finalists: Vec<(usize, StreamId)> = streams
         .iter()
         .flat_map(|&id| {
-            let mut ranked: Vec<usize> = (0..orders.len()).collect();
-            let e = |i: usize| first[i][id.slot()];
-            ranked.sort_by(|&a, &b| e(a).total_cmp(&e(b)).then(a.cmp(&b)));
+            let ranked = ranked(&first, id);
             let chosen: Vec<usize> = if judged_held_out(id) {
-                let mut chosen: Vec<usize> = ranked.iter().copied().take(LARGE_FINALISTS).collect();
-                let pairs: Vec<usize> = ranked
-                    .iter()
-                    .copied()
-                    .filter(|&i| kings_pair(i) && !chosen.contains(&i))
-                    .take(LARGE_PAIR_FINALISTS)
-                    .collect();
-                chosen.extend(pairs);
-                chosen
+                best_and_pairs(&ranked, LARGE_FINALISTS, LARGE_PAIR_FINALISTS, kings_pair)
             } else if large {
-                let totals: Vec<f64> = (0..orders.len()).map(e).collect();
+                let totals: Vec<f64> = (0..orders.len()).map(|i| first[i][id.slot()]).collect();
                 vec![best_order(&orders, &totals)]
             } else {
                 ranked.into_iter().take(FINALISTS).collect()
