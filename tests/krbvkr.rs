@@ -239,7 +239,8 @@ fn the_rules_nest_on_every_position() {
                         let end = (start + group).min(layouts[0].size());
                         // Each file's entries over the group, a chunk at a
                         // time (a probe per position would decode a block
-                        // per position).
+                        // per position); the chunks are decoded in
+                        // parallel, and kept apart (a side is 2 GB).
                         let entries = [0, 1, 2].map(|f| {
                             let file = files[f].file();
                             let (first, _) = file.chunk_of(turn, TableIndex(start));
@@ -250,37 +251,39 @@ fn the_rules_nest_on_every_position() {
                             };
                             let chunks = len.div_ceil(chunk_len) as usize;
                             (first..first + chunks)
-                                .flat_map(|c| files[f].chunk(c).expect("chunk"))
+                                .into_par_iter()
+                                .map(|c| files[f].chunk(c).expect("chunk"))
                                 .collect::<Vec<_>>()
                         });
-                        let (mut cells, mut kept) = (0, 0);
+                        // The group starts a chunk.
+                        let entry = |f: usize, at: u64| {
+                            let chunk = &entries[f][(at / chunk_len) as usize];
+                            chunk[(at % chunk_len) as usize]
+                        };
                         let layout = layouts[0];
-                        for index in start..end {
-                            if !layout.names_placement(index) {
-                                continue;
-                            }
-                            cells += 1;
-                            let at = to_file
-                                .each_ref()
-                                .map(|map| (map.apply(index) - start) as usize);
-                            let wdl = [0, 1, 2].map(|f| entries[f][at[f]].0);
-                            let dtz = if index % PROBED_EVERY == 0
-                                && let Some(pos) =
-                                    layout.position(&layout.decode(TableIndex(index)), turn)
-                            {
-                                [fifty, seventy_five, none]
-                                    .map(|tb| Some(tb.probe_dtz(&pos).expect("probe")))
-                            } else {
-                                // Kept wins may be decided by a zeroing move.
-                                [0, 1, 2].map(|f| {
-                                    let (wdl, dtz) = entries[f][at[f]];
-                                    dtz.filter(|_| wdl <= Wdl::Draw)
-                                })
-                            };
-                            check_position(material, turn, index, dtz, wdl);
-                            kept += u64::from(dtz.iter().all(Option::is_some));
-                        }
-                        (cells, kept)
+                        (start..end)
+                            .into_par_iter()
+                            .filter(|&index| layout.names_placement(index))
+                            .map(|index| {
+                                let at = to_file.each_ref().map(|map| map.apply(index) - start);
+                                let wdl = [0, 1, 2].map(|f| entry(f, at[f]).0);
+                                let dtz = if index % PROBED_EVERY == 0
+                                    && let Some(pos) =
+                                        layout.position(&layout.decode(TableIndex(index)), turn)
+                                {
+                                    [fifty, seventy_five, none]
+                                        .map(|tb| Some(tb.probe_dtz(&pos).expect("probe")))
+                                } else {
+                                    // Kept wins may be decided by a zeroing move.
+                                    [0, 1, 2].map(|f| {
+                                        let (wdl, dtz) = entry(f, at[f]);
+                                        dtz.filter(|_| wdl <= Wdl::Draw)
+                                    })
+                                };
+                                check_position(material, turn, index, dtz, wdl);
+                                (1, u64::from(dtz.iter().all(Option::is_some)))
+                            })
+                            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
                     })
                     .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
             })
