@@ -30,8 +30,9 @@
 //! judged by the grammar the writer would build, on windows it was not
 //! built from; the other streams keep the first estimates' choice within
 //! limits, or, searching thoroughly, a pawnless table's DTZ finalists are
-//! judged held out too. Either way a judged winner's grammar is the one written. The
-//! samples are fixed, so the choice does not depend on the thread count.
+//! judged held out too. Either way a judged winner's grammar is the one
+//! written. The samples are fixed, so the choice does not depend on the
+//! thread count.
 
 use std::sync::OnceLock;
 
