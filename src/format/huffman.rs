@@ -197,9 +197,10 @@ impl Decoder {
         self.decode_slow(window)
     }
 
-    /// [`Decoder::decode`] a length at a time.
+    /// [`Decoder::decode`] a length at a time, from the first length the
+    /// fast table does not hold (every shorter code is in it).
     fn decode_slow(&self, window: u64) -> Option<(u16, u32)> {
-        for l in self.shortest..=self.longest {
+        for l in self.shortest.max(FAST_BITS + 1)..=self.longest {
             let code = (window >> (64 - l)) as u32;
             let rel = code.wrapping_sub(self.first[l as usize]);
             if rel < self.count[l as usize] {
