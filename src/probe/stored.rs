@@ -34,6 +34,8 @@
 //!   files do), raised by the best capture: an alpha-beta search over
 //!   captures, as Syzygy's prober does.
 
+use std::cell::Cell;
+
 use shakmaty::{Board, Chess, Color, Move, Position};
 
 use crate::{
@@ -240,9 +242,10 @@ pub fn score_move<S: StoredValues + ?Sized>(
 
 /// The DTZ of `pos` as the best score of its legal moves ([`score_move`],
 /// [`Dtz::prefer`]); mated -1, stalemate 0. Given the position's WDL
-/// `known`, fewer positions are read: in a win, a quiet move is valued only
-/// where it reaches a loss or blessed loss, since no other quiet move can
-/// be best; in a loss, the quiet moves' kept values are an upper bound of
+/// `known`, fewer positions are read: in a win, zeroing moves are tried
+/// first and the search ends at one as fast as a win of its kind can be
+/// ([`Dtz::fastest`]), and a quiet move is valued only where it reaches a
+/// loss or blessed loss, since no other quiet move can be best; in a loss, the quiet moves' kept values are an upper bound of
 /// their true ones (a kept win that a zeroing move decides is as fast as
 /// its kind, below anything kept), so they are tried from the largest
 /// down and the first that no zeroing move decides ends the search; in a
@@ -262,12 +265,23 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
     // A (plain) loss is the best its moves reach, so every move reaches a
     // win for the opponent: nothing needs reading to know that.
     let lost = known == Some(Wdl::Loss);
-    let mut best: Option<Dtz> = None;
-    let mut prefer = |score: Dtz| best = Some(best.map_or(score, |b| b.prefer(score)));
+    let best: Cell<Option<Dtz>> = Cell::new(None);
+    let prefer = |score: Dtz| best.set(Some(best.get().map_or(score, |b| b.prefer(score))));
     // A loss's quiet moves into kept wins that a zeroing move may decide:
     // (kept DTZ, WDL, position reached).
     let mut bounded: Vec<(Dtz, Wdl, Chess)> = Vec::new();
-    for mv in &pos.legal_moves() {
+    // In a win, nothing beats a move as fast as a win of its kind can be
+    // (a mate, or a zeroing move into a loss): zeroing moves, which need
+    // only WDL, are tried first, and the search stops at such a move.
+    let fastest = known.and_then(|wdl| Dtz::fastest(wdl, rule));
+    let mut moves = pos.legal_moves();
+    if winning {
+        moves.sort_unstable_by_key(|mv| !mv.is_zeroing());
+    }
+    for mv in &moves {
+        if fastest.is_some() && best.get() == fastest {
+            break;
+        }
         if lost && mv.is_zeroing() {
             prefer(Dtz::of_move(Successor::Zeroing(Wdl::Win), rule));
             continue;
@@ -309,7 +323,9 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
             break;
         }
     }
-    Ok(best.unwrap_or(if pos.is_check() { Dtz(-1) } else { Dtz(0) }))
+    Ok(best
+        .get()
+        .unwrap_or(if pos.is_check() { Dtz(-1) } else { Dtz(0) }))
 }
 
 /// `pos`'s DTZ if it is a win of kind `wdl` and one of its zeroing moves
