@@ -245,12 +245,13 @@ pub fn score_move<S: StoredValues + ?Sized>(
 /// `known`, fewer positions are read: in a win, zeroing moves are tried
 /// first and the search ends at one as fast as a win of its kind can be
 /// ([`Dtz::fastest`]), and a quiet move is valued only where it reaches a
-/// loss or blessed loss, since no other quiet move can be best; in a loss, the quiet moves' kept values are an upper bound of
-/// their true ones (a kept win that a zeroing move decides is as fast as
-/// its kind, below anything kept), so they are tried from the largest
-/// down and the first that no zeroing move decides ends the search; in a
-/// plain loss every move reaches a win, so no WDL is read at all. This
-/// is how a file that keeps no DTZ for this side to move is read.
+/// loss or blessed loss, since no other quiet move can be best; in a loss,
+/// the quiet moves' kept values are an upper bound of their true ones (a
+/// kept win that a zeroing move decides is as fast as its kind, below
+/// anything kept), so they are tried from the largest down and the first
+/// that no zeroing move decides ends the search; in a plain loss every
+/// move reaches a win, so no WDL is read at all. This is how a file that
+/// keeps no DTZ for this side to move is read.
 ///
 /// # Errors
 /// Whatever the store reports for a position a move reaches.
@@ -271,8 +272,9 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
     // (kept DTZ, WDL, position reached).
     let mut bounded: Vec<(Dtz, Wdl, Chess)> = Vec::new();
     // In a win, nothing beats a move as fast as a win of its kind can be
-    // (a mate, or a zeroing move into a loss): zeroing moves, which need
-    // only WDL, are tried first, and the search stops at such a move.
+    // (`Dtz::fastest`: a mate, or a zeroing move into a loss, or into a
+    // blessed loss for a cursed win): zeroing moves, which need only WDL,
+    // are tried first, and the search stops at such a move.
     let fastest = known.and_then(|wdl| Dtz::fastest(wdl, rule));
     let mut moves = pos.legal_moves();
     if winning {
