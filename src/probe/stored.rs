@@ -36,7 +36,7 @@
 
 use std::cell::Cell;
 
-use shakmaty::{Board, Chess, Color, Move, Position};
+use shakmaty::{Board, Chess, Color, Move, Position, Role};
 
 use crate::{
     index::{Layout, TableIndex},
@@ -171,6 +171,10 @@ pub fn resolve_dtz<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<D
     if check_probeable(pos)? == 2 {
         return Ok(Dtz(0));
     }
+    // No en-passant square, no en-passant move: nothing to generate.
+    if pos.maybe_ep_square().is_none() {
+        return position_dtz(store, pos);
+    }
     let ep_moves = pos.en_passant_moves();
     if ep_moves.is_empty() {
         return position_dtz(store, pos);
@@ -196,6 +200,9 @@ pub fn resolve_dtz<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<D
 pub fn resolve_wdl<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<Wdl, ProbeError> {
     if check_probeable(pos)? == 2 {
         return Ok(Wdl::Draw);
+    }
+    if pos.maybe_ep_square().is_none() {
+        return position_wdl(store, pos);
     }
     let ep_moves = pos.en_passant_moves();
     if ep_moves.is_empty() {
@@ -344,6 +351,10 @@ pub fn won_by_zeroing<S: StoredValues + ?Sized>(
     let Some(fastest) = Dtz::fastest(wdl, store.rule()) else {
         return Ok(None);
     };
+    // Zeroing moves are captures and pawn moves.
+    if pos.our(Role::Pawn).is_empty() && !may_capture(pos) {
+        return Ok(None);
+    }
     for mv in &pos.legal_moves() {
         if mv.is_zeroing() && score_move(store, pos, mv)? == fastest {
             return Ok(Some(fastest));
@@ -399,6 +410,9 @@ fn wdl_within<S: StoredValues + ?Sized>(
         return Ok(kept);
     }
     alpha = alpha.max(kept);
+    if !may_capture(pos) {
+        return Ok(alpha);
+    }
     for mv in &pos.capture_moves() {
         let mut after = pos.clone();
         after.play_unchecked(*mv);
@@ -412,4 +426,59 @@ fn wdl_within<S: StoredValues + ?Sized>(
         }
     }
     Ok(alpha)
+}
+
+/// Whether the side to move in `pos` may have a capture: one of its
+/// pieces attacks one of the opponent's, or the position has an
+/// en-passant square. Never false where a capture is legal, and much
+/// cheaper than generating the legal moves, which most positions a probe
+/// visits would do only to find none.
+fn may_capture(pos: &Chess) -> bool {
+    let board = pos.board();
+    pos.maybe_ep_square().is_some()
+        || board
+            .by_color(!pos.turn())
+            .into_iter()
+            .any(|square| board.attacks_to(square, pos.turn(), board.occupied()).any())
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{CastlingMode, EnPassantMode, fen::Fen};
+
+    use super::*;
+
+    #[test]
+    fn may_capture_holds_wherever_a_capture_is_legal() {
+        let (mut may, mut may_not) = (0, 0);
+        for material in ["KQvKR", "KRPvKB", "KPvKP", "KNNvKB"] {
+            let layout = Layout::new(material.parse().expect("material"));
+            for index in (0..layout.size()).step_by(997) {
+                for turn in Color::ALL {
+                    let Some(pos) = layout.position(&layout.decode(TableIndex(index)), turn) else {
+                        continue;
+                    };
+                    if may_capture(&pos) {
+                        may += 1;
+                    } else {
+                        assert!(
+                            pos.capture_moves().is_empty(),
+                            "{material} {}",
+                            Fen::from_position(&pos, EnPassantMode::Legal)
+                        );
+                        may_not += 1;
+                    }
+                }
+            }
+        }
+        // Both answers are common, so neither is given blindly.
+        assert!(may > 10_000 && may_not > 10_000, "{may} {may_not}");
+        // An en-passant capture attacks an empty square.
+        let pos: Chess = "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1"
+            .parse::<Fen>()
+            .expect("fen")
+            .into_position(CastlingMode::Standard)
+            .expect("legal");
+        assert!(may_capture(&pos) && !pos.capture_moves().is_empty());
+    }
 }
