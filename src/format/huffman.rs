@@ -274,6 +274,16 @@ mod tests {
     }
 
     #[test]
+    fn a_code_longer_than_the_fast_table_decodes_and_bits_past_the_last_code_are_none() {
+        // Codes `0` and `10000000000000` (14 bits); nothing else.
+        let decoder = Decoder::new(&[1, 14]).expect("valid");
+        assert_eq!(decoder.decode(0x7fff << 48), Some((0, 1)));
+        assert_eq!(decoder.decode(1 << 63 | 0x1fff << 36), Some((1, 14)));
+        assert_eq!(decoder.decode(1 << 63 | 1 << 50), None);
+        assert_eq!(decoder.decode(u64::MAX), None);
+    }
+
+    #[test]
     fn over_full_lengths_are_rejected() {
         assert!(Decoder::new(&[1, 1, 1]).is_none());
         assert!(Decoder::new(&[1, 2, 2]).is_some());
