@@ -110,15 +110,21 @@ impl CellArray {
     /// If an out-of-range value was stored but not yet published.
     #[inline]
     pub fn load(&self, index: u64) -> Cell {
+        self.load_published(index)
+            .expect("overflow values are published before they are read")
+    }
+
+    /// The cell at `index`; `None` if it holds an out-of-range value that
+    /// is not yet published (one stored since the last
+    /// [`CellArray::publish`]).
+    #[inline]
+    pub fn load_published(&self, index: u64) -> Option<Cell> {
         let code = self.code(index);
         match decode(code) {
-            Some(cell) => cell,
+            Some(cell) => Some(cell),
             None => {
                 let map = self.overflow.read().expect("overflow map lock");
-                Cell(
-                    map.get(index)
-                        .expect("overflow values are published before they are read"),
-                )
+                map.get(index).map(Cell)
             }
         }
     }

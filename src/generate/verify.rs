@@ -224,6 +224,14 @@ impl Arrays {
         self.stored.load(turn, index)
     }
 
+    /// [`Arrays::stored`], or `None` if the cell was given a value past
+    /// the bytes' range since the cells were last published.
+    #[inline]
+    fn stored_published(&self, turn: Color, index: u64) -> Option<Cell> {
+        let slot = self.slot(index);
+        self.stored.level_arrays(0).get(turn).load_published(slot)
+    }
+
     /// Store the cell of the position at `index` with `turn` to move.
     #[inline]
     fn store(&self, turn: Color, index: u64, cell: Cell) {
@@ -342,8 +350,14 @@ fn read_dtz(values: &FileValues<'_>, turn: Color, arrays: &Arrays) -> Result<(),
                 continue;
             }
             let index = to_check.as_ref().map_or(place, |to| to.apply(place));
-            // Draws, illegal and inconsistent positions are final already.
-            let Some(kept) = arrays.stored(turn, index).value().filter(|d| d.0 != 0) else {
+            // Draws, illegal and inconsistent positions are final already,
+            // and so is a position read twice whose first read gave it a
+            // DTZ past the bytes' range (unpublished until the pass ends).
+            let Some(kept) = arrays
+                .stored_published(turn, index)
+                .and_then(Cell::value)
+                .filter(|d| d.0 != 0)
+            else {
                 continue;
             };
             let wdl = Wdl::from_dtz(kept, rule);
