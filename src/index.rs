@@ -345,6 +345,23 @@ pub(crate) fn free_pieces(material: Material) -> Vec<Piece> {
         .collect()
 }
 
+/// Whether `order` (slots into `pieces`, [`ordered_pieces`]) leads with a
+/// flagged piece other than a king followed by one of identical pieces:
+/// that piece settles the diagonal, which sorting identical pieces undoes
+/// ([`Layout::orders`] lists no such order).
+fn partner_has_twin(pieces: &[Piece], order: &[u8]) -> bool {
+    // Slots past the pieces (a damaged header) are left to the caller.
+    let twins = |slot: u8| {
+        pieces
+            .get(usize::from(slot))
+            .map(|piece| pieces.iter().filter(|&p| p == piece).count())
+    };
+    let (Some(&lead), Some(&next)) = (order.first(), order.get(1)) else {
+        return false;
+    };
+    lead & LEAD_FLAG != 0 && (lead & !LEAD_FLAG) >= 2 && twins(next).is_some_and(|n| n > 1)
+}
+
 /// The pieces an order lists, by the solver's slot: the kings, then the
 /// free pieces.
 fn ordered_pieces(material: Material) -> Vec<Piece> {
@@ -381,6 +398,11 @@ impl Layout {
     /// # Errors
     /// A one-line reason if `order` is not such an order.
     pub fn with_order(material: Material, order: &[u8]) -> Result<Layout, String> {
+        if partner_has_twin(&ordered_pieces(material), order) {
+            return Err(format!(
+                "piece order {order:?} puts one of identical pieces after a flagged piece, which dtz50 wrote with wrong values until 2026-11-29; `dtz50 generate` into its directory rebuilds it"
+            ));
+        }
         if !Layout::orders(material).iter().any(|o| o == order) {
             return Err(format!(
                 "piece order {order:?} is not an order of {material}'s kings and {} free pieces that {}keeps identical pieces together",
@@ -405,7 +427,10 @@ impl Layout {
         // each run ascending; a pawnless table's kings as one pair, or one
         // of them leading with the other last, or any piece alone of its
         // kind leading, flagged (a flagged king with the other king last
-        // would repeat an unflagged order).
+        // would repeat an unflagged order). A flagged piece other than a
+        // king is followed by a piece alone of its kind too: that piece
+        // settles the diagonal, and one of identical pieces cannot, since
+        // sorting them would move it off the side it settled.
         let kinds = identity.chunk_by(|a, b| kind(a) == kind(b)).count();
         let kings_placed = |order: &[u8]| {
             material.has_pawns()
@@ -425,9 +450,9 @@ impl Layout {
                 let lead = order[0];
                 let alone = pieces.iter().filter(|&&p| p == kind(&lead)).count() == 1;
                 let king_led = lead < 2 && order[order.len() - 1] == 1 - lead;
-                if alone && !king_led {
-                    let mut flagged = order;
-                    flagged[0] |= LEAD_FLAG;
+                let mut flagged = order;
+                flagged[0] |= LEAD_FLAG;
+                if alone && !king_led && !partner_has_twin(&pieces, &flagged) {
                     orders.push(flagged);
                 }
             }
@@ -1699,6 +1724,43 @@ mod tests {
     }
 
     #[test]
+    fn both_orders_of_identical_pieces_reach_one_sorted_index_in_every_layout() {
+        // A placement and the same one with two identical pieces' squares
+        // swapped are one position: every layout a file may use must keep
+        // it at one sorted index, whatever frame the board is turned into.
+        for name in ["KBBvKN", "KRRvKQ", "KNNvKR", "KRRvKR", "KBBvK"] {
+            let material: Material = name.parse().expect("material");
+            for order in Layout::orders(material) {
+                let l = Layout::with_order(material, &order).expect("an order it lists");
+                let n = l.pieces.len();
+                let twins: Vec<(usize, usize)> = (2..n)
+                    .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+                    .filter(|&(a, b)| l.pieces[a] == l.pieces[b])
+                    .collect();
+                for index in (0..l.size()).step_by(1_009) {
+                    if !l.names_placement(index) {
+                        continue;
+                    }
+                    let p = l.decode(TableIndex(index));
+                    if l.position(&p, Color::White).is_none() {
+                        continue;
+                    }
+                    for &(a, b) in &twins {
+                        let mut q = p;
+                        q.squares.swap(a, b);
+                        let (i, j) = (l.encode(&p), l.encode(&q));
+                        assert_eq!(
+                            i.map(|i| l.sorted_identical(i.0)),
+                            j.map(|j| l.sorted_identical(j.0)),
+                            "{name} order {order:?}: {p:?} and {q:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn orders_keep_identical_pieces_together_and_pawnless_kings_paired() {
         let orders = |name: &str| Layout::orders(name.parse().expect("material"));
         let unflagged = |name: &str| -> Vec<Vec<u8>> {
@@ -1735,8 +1797,16 @@ mod tests {
                 vec![4, 2, 3, 0, 1],
             ]
         );
-        // The rooks lead no layout: they are not alone of their kind.
-        assert_eq!(orders("KRRvKR").len(), 10 + 18 - 4);
+        // The rooks lead no layout: they are not alone of their kind; nor
+        // may they follow a flagged rook (2 orders of the other pieces).
+        assert_eq!(orders("KRRvKR").len(), 10 + 18 - 4 - 2);
+        assert!(!orders("KRRvKR").contains(&vec![LEAD_FLAG | 4, 2, 3, 0, 1]));
+        assert!(orders("KRRvKR").contains(&vec![LEAD_FLAG | 4, 0, 2, 3, 1]));
+        let material = "KRRvKR".parse().expect("material");
+        assert_eq!(
+            Layout::with_order(material, &[LEAD_FLAG | 4, 2, 3, 0, 1]).map(|l| l.size()),
+            Err("piece order [12, 2, 3, 0, 1] puts one of identical pieces after a flagged piece, which dtz50 wrote with wrong values until 2026-11-29; `dtz50 generate` into its directory rebuilds it".to_string())
+        );
         assert!(
             orders("KRRvKR")
                 .iter()
