@@ -989,7 +989,11 @@ mod tests {
         cells.store(3, Cell::UNKNOWN_CURSED_WIN);
         assert_eq!(cells.claim(3, Cell(900)), Some(Cell::UNKNOWN_CURSED_WIN));
         assert_eq!(cells.claim(3, Cell(901)), None);
+        // Until published, a long value is not there to load.
+        assert_eq!(cells.load_published(2), None);
+        assert_eq!(cells.load_published(1), Some(Cell(EXACT)));
         cells.publish();
+        assert_eq!(cells.load_published(2), Some(Cell(-EXACT - 1)));
         assert_eq!(cells.load(1), Cell(EXACT));
         assert_eq!(cells.load(2), Cell(-EXACT - 1));
         assert_eq!(cells.load(3), Cell(900));
