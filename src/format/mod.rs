@@ -76,7 +76,10 @@
 //!               the first nibble has bit 3 set (crate::index::LEAD_FLAG):
 //!               that piece, alone of its kind, is turned into the
 //!               triangle and its number there leads, the next piece (the
-//!               other king where a king leads) is put on or below the
+//!               other king where a king leads; else a piece alone of its
+//!               kind too: readers refuse an order whose next piece has an
+//!               identical twin, which dtz50 wrote with wrong values until
+//!               2026-11-29) is put on or below the
 //!               a1-h8 diagonal when the leader stands on it, and every
 //!               other piece is a 6-bit digit (placements that turn no
 //!               further, or whose kings share a square or touch, are
