@@ -88,8 +88,8 @@ impl Material {
         // A probe asks this of every position it reads, so the pieces are
         // counted one by one: a board has at most a few of each kind, and
         // without the processor's popcount instruction (not in the
-        // baseline x86-64 target) counting twelve bitboards' bits costs
-        // more than the rest of locating a position.
+        // baseline x86-64 target) counting twelve bitboards' bits took
+        // about a tenth of a hot DTZ probe.
         let mut by_color = ByColor::<ByRole<u8>>::default();
         for color in Color::ALL {
             let side = board.by_color(color);
