@@ -36,7 +36,7 @@
 
 use std::cell::Cell;
 
-use shakmaty::{Board, Chess, Color, Move, Position, Role};
+use shakmaty::{Board, Chess, Color, Move, MoveList, Position, Role};
 
 use crate::{
     index::{Layout, TableIndex},
@@ -171,14 +171,9 @@ pub fn resolve_dtz<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<D
     if check_probeable(pos)? == 2 {
         return Ok(Dtz(0));
     }
-    // No en-passant square, no en-passant move: nothing to generate.
-    if pos.maybe_ep_square().is_none() {
+    let Some(ep_moves) = en_passant_moves(pos) else {
         return position_dtz(store, pos);
-    }
-    let ep_moves = pos.en_passant_moves();
-    if ep_moves.is_empty() {
-        return position_dtz(store, pos);
-    }
+    };
     let mut best: Option<Dtz> = None;
     for m in &ep_moves {
         let score = score_move(store, pos, m)?;
@@ -201,13 +196,9 @@ pub fn resolve_wdl<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<W
     if check_probeable(pos)? == 2 {
         return Ok(Wdl::Draw);
     }
-    if pos.maybe_ep_square().is_none() {
+    let Some(ep_moves) = en_passant_moves(pos) else {
         return position_wdl(store, pos);
-    }
-    let ep_moves = pos.en_passant_moves();
-    if ep_moves.is_empty() {
-        return position_wdl(store, pos);
-    }
+    };
     // As `resolve_dtz`, on WDL alone (a position's WDL is the best of its
     // moves'), so that no DTZ is read: a search through WDL never turns
     // into one through DTZ.
@@ -426,6 +417,14 @@ fn wdl_within<S: StoredValues + ?Sized>(
         }
     }
     Ok(alpha)
+}
+
+/// The en-passant moves of `pos`; `None` if it has none. Its en-passant
+/// square is asked first: most positions have none, and then no move is
+/// generated.
+fn en_passant_moves(pos: &Chess) -> Option<MoveList> {
+    pos.maybe_ep_square()?;
+    Some(pos.en_passant_moves()).filter(|moves| !moves.is_empty())
 }
 
 /// Whether the side to move in `pos` may have a capture: one of its
