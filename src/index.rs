@@ -62,6 +62,8 @@ use shakmaty::{
     Square, attacks,
 };
 
+use thiserror::Error;
+
 use crate::material::{MAX_PIECES, Material};
 
 /// A position's number within one table (per side to move).
@@ -345,6 +347,24 @@ pub(crate) fn free_pieces(material: Material) -> Vec<Piece> {
         .collect()
 }
 
+/// Why [`Layout::with_order`] refuses an order of the pieces.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum OrderError {
+    /// An order that dtz50 wrote files in, with wrong values, until
+    /// 2026-11-29: a flagged piece followed by one of identical pieces
+    /// (see [`Layout::orders`]). A file in it must be rebuilt.
+    #[error(
+        "piece order {order:?} puts one of identical pieces after a flagged piece, which dtz50 wrote with wrong values until 2026-11-29; `dtz50 generate` into its directory rebuilds it"
+    )]
+    Miswritten {
+        /// The order, as a file's header keeps it.
+        order: Vec<u8>,
+    },
+    /// Not an order of this material's pieces at all.
+    #[error("{0}")]
+    Invalid(String),
+}
+
 /// Whether `order` (slots into `pieces`, [`ordered_pieces`]) leads with a
 /// flagged piece other than a king followed by one of identical pieces:
 /// that piece settles the diagonal, which sorting identical pieces undoes
@@ -396,15 +416,17 @@ impl Layout {
     /// [`Layout::sorted_identical`] mean the same in every order.
     ///
     /// # Errors
-    /// A one-line reason if `order` is not such an order.
-    pub fn with_order(material: Material, order: &[u8]) -> Result<Layout, String> {
+    /// [`OrderError::Miswritten`] for an order that dtz50 once wrote with
+    /// wrong values, [`OrderError::Invalid`] for any other that is not
+    /// such an order.
+    pub fn with_order(material: Material, order: &[u8]) -> Result<Layout, OrderError> {
         if partner_has_twin(&ordered_pieces(material), order) {
-            return Err(format!(
-                "piece order {order:?} puts one of identical pieces after a flagged piece, which dtz50 wrote with wrong values until 2026-11-29; `dtz50 generate` into its directory rebuilds it"
-            ));
+            return Err(OrderError::Miswritten {
+                order: order.to_vec(),
+            });
         }
         if !Layout::orders(material).iter().any(|o| o == order) {
-            return Err(format!(
+            return Err(OrderError::Invalid(format!(
                 "piece order {order:?} is not an order of {material}'s kings and {} free pieces that {}keeps identical pieces together",
                 free_pieces(material).len(),
                 if material.has_pawns() {
@@ -412,7 +434,7 @@ impl Layout {
                 } else {
                     "keeps the kings together, puts one first and the other last or puts a flagged piece alone of its kind first, and "
                 }
-            ));
+            )));
         }
         Ok(Layout::build(material, order))
     }
@@ -1805,7 +1827,9 @@ mod tests {
         let material = "KRRvKR".parse().expect("material");
         assert_eq!(
             Layout::with_order(material, &[LEAD_FLAG | 4, 2, 3, 0, 1]).map(|l| l.size()),
-            Err("piece order [12, 2, 3, 0, 1] puts one of identical pieces after a flagged piece, which dtz50 wrote with wrong values until 2026-11-29; `dtz50 generate` into its directory rebuilds it".to_string())
+            Err(OrderError::Miswritten {
+                order: vec![LEAD_FLAG | 4, 2, 3, 0, 1]
+            })
         );
         assert!(
             orders("KRRvKR")
@@ -1837,19 +1861,24 @@ mod tests {
             kpvk[0]
         );
         let krrvkr = "KRRvKR".parse().expect("material");
-        let err = Layout::with_order(krrvkr, &[0, 1, 2, 4, 3]).expect_err("the rooks apart");
+        let err = Layout::with_order(krrvkr, &[0, 1, 2, 4, 3])
+            .expect_err("the rooks apart")
+            .to_string();
         assert_eq!(
             err,
             "piece order [0, 1, 2, 4, 3] is not an order of KRRvKR's kings and 3 free pieces that keeps the kings together, puts one first and the other last or puts a flagged piece alone of its kind first, and keeps identical pieces together"
         );
         let err = Layout::with_order("KRvK".parse().expect("material"), &[1, 0, 2])
-            .expect_err("pawnless kings swapped, not last");
+            .expect_err("pawnless kings swapped, not last")
+            .to_string();
         assert!(err.starts_with("piece order [1, 0, 2] is not"), "{err}");
         let err = Layout::with_order("KRvKR".parse().expect("material"), &[0, 2, 1, 3])
-            .expect_err("pawnless kings apart");
+            .expect_err("pawnless kings apart")
+            .to_string();
         assert!(err.starts_with("piece order [0, 2, 1, 3] is not"), "{err}");
         let err = Layout::with_order("KRRvKP".parse().expect("material"), &[3, 2, 0, 1])
-            .expect_err("rooks out of their order");
+            .expect_err("rooks out of their order")
+            .to_string();
         assert_eq!(
             err,
             "piece order [3, 2, 0, 1] is not an order of KRRvKP's kings and 2 free pieces that keeps identical pieces together"

@@ -410,6 +410,22 @@ fn another_version_or_rule_is_a_clear_error() {
             .to_string(),
         "format version 11, this dtz50 reads versions 12 to 13; `dtz50 generate` into its directory rebuilds it"
     );
+    // Through the facade: named, and not called corrupt.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("KQvK.dtz50");
+    std::fs::write(&path, &bytes).expect("write");
+    let err = Tablebase::open(dir.path(), Rule::Fifty)
+        .expect("dir")
+        .probe_wdl(&common::fen("8/8/8/8/8/2k5/8/KQ6 w - - 0 1"))
+        .expect_err("version");
+    assert!(matches!(err, ProbeError::Unsupported { .. }));
+    assert_eq!(
+        dtz50::probe::error_chain(&err),
+        format!(
+            "cannot use table {}: format version 11, this dtz50 reads versions 12 to 13; `dtz50 generate` into its directory rebuilds it",
+            path.display()
+        )
+    );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 9);
     assert_eq!(
         TableFile::new(bytes.as_slice())

@@ -152,10 +152,10 @@
 //! Checks: [`TableFile::new`] checks size, magic, version, length, the
 //! header's and trailer's CRCs and where the streams lie (cheap); a
 //! stream's head is checked (its CRC, every field) when the stream is first
-//! used; each 1 KiB chunk of counts and index when first read; each block
-//! on every read. A damaged byte therefore gives an error naming the file
-//! and section, never a different value (a CRC catches every change of up
-//! to 16 consecutive bits). [`TableFile::verify`] checks the SHA-256 and
+//! used; each 1 KiB chunk of counts and index, and each block, when first
+//! read while the file is open. A damaged byte therefore gives an error
+//! naming the file and section, never a different value (a CRC catches
+//! every change of up to 16 consecutive bits). [`TableFile::verify`] checks the SHA-256 and
 //! decodes every block.
 //!
 //! The writer builds each stream's grammar from a fixed sample, encodes
@@ -163,6 +163,8 @@
 //! bytes do not depend on the thread count.
 
 use thiserror::Error;
+
+use crate::index::OrderError;
 
 mod cache;
 mod codes;
@@ -282,6 +284,10 @@ pub enum FormatError {
         /// Actual length.
         got: u64,
     },
+    /// Written in an order of the pieces that dtz50 wrote with wrong
+    /// values until 2026-11-29 (the reason says how to rebuild it).
+    #[error(transparent)]
+    Miswritten(OrderError),
     /// A header field makes no sense.
     #[error("bad header: {0}")]
     Header(String),
@@ -322,6 +328,30 @@ pub enum FormatError {
         /// The block number in its stream.
         block: usize,
     },
+}
+
+impl FormatError {
+    /// Whether another dtz50 wrote the file (another format version, or
+    /// an order it wrote wrong values in): sound as written, but this
+    /// dtz50 does not read it, and rebuilding it gives one it does.
+    pub fn is_from_another_version(&self) -> bool {
+        matches!(
+            self,
+            FormatError::Version { .. } | FormatError::Miswritten(_)
+        )
+    }
+}
+
+impl From<OrderError> for FormatError {
+    /// A header's order of the pieces that [`Layout::with_order`] refuses.
+    ///
+    /// [`Layout::with_order`]: crate::index::Layout::with_order
+    fn from(error: OrderError) -> FormatError {
+        match error {
+            OrderError::Invalid(reason) => FormatError::Header(reason),
+            miswritten @ OrderError::Miswritten { .. } => FormatError::Miswritten(miswritten),
+        }
+    }
 }
 
 /// One of the four streams of a file: a section for one side to move.

@@ -145,7 +145,7 @@ impl<S: Source> TableFile<S> {
         }
         let header = parse_header(&head)?;
         let layout_of =
-            |order: &[u8]| Layout::with_order(header.material, order).map_err(FormatError::Header);
+            |order: &[u8]| Layout::with_order(header.material, order).map_err(FormatError::from);
         let layouts = ByColor {
             white: layout_of(&header.wdl_orders.white)?,
             black: layout_of(&header.wdl_orders.black)?,

@@ -231,7 +231,7 @@ pub fn generate(
 fn open_intact(path: &Path) -> Result<TableFile<Mmap>, ProbeError> {
     let file = open_file(path)?;
     file.verify_checksum()
-        .map_err(|source| ProbeError::corrupt(path, source))?;
+        .map_err(|source| ProbeError::bad_file(path, source))?;
     Ok(file)
 }
 

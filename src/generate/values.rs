@@ -69,7 +69,7 @@ impl<'a> FileValues<'a> {
         let dtz = self
             .table
             .chunk_dtz(chunk, &wdl)
-            .map_err(|source| ProbeError::corrupt(&self.path, source))?;
+            .map_err(|source| ProbeError::bad_file(&self.path, source))?;
         Ok(wdl.into_iter().zip(dtz).collect())
     }
 
@@ -83,7 +83,7 @@ impl<'a> FileValues<'a> {
         let mut wdl = self
             .table
             .chunk_wdl(chunk)
-            .map_err(|source| ProbeError::corrupt(&self.path, source))?;
+            .map_err(|source| ProbeError::bad_file(&self.path, source))?;
         let start = range.start;
         self.table
             .layout(turn)

@@ -341,7 +341,7 @@ fn read_dtz(values: &FileValues<'_>, turn: Color, arrays: &Arrays) -> Result<(),
     let rule = table.header().rule;
     let stream = table.dtz_layout();
     let to_check = stream.reorder_if_other(table.layout(Color::White));
-    let corrupt = |source| ProbeError::corrupt(values.path(), source);
+    let corrupt = |source| ProbeError::bad_file(values.path(), source);
     chunks(stream).into_par_iter().try_for_each(|range| {
         let len = (range.end - range.start) as usize;
         let codes = table.dtz_codes(range.start, len).map_err(corrupt)?;
@@ -650,7 +650,7 @@ impl Check<'_> {
             return Ok(());
         }
         let table = self.values.file();
-        let corrupt = |source| ProbeError::corrupt(self.values.path(), source);
+        let corrupt = |source| ProbeError::bad_file(self.values.path(), source);
         // The file numbers this side in its own order.
         let in_file = TableIndex(self.layout.reorder_to(table.layout(turn)).apply(index));
         let file_placement = table.layout(turn).decode(in_file);

@@ -4,7 +4,8 @@
 //! adjudication all read values through the same traits, so they share one
 //! error: what is wrong with the *position* (too many pieces, castling
 //! rights), what is wrong with the *tables* (missing, another rule, damaged,
-//! unreadable), with the facts attached. A lower-level error is kept as the
+//! written by another dtz50, unreadable), with the facts attached. A
+//! lower-level error is kept as the
 //! [`source`](std::error::Error::source), not flattened into text: an
 //! `io::Error` stays an `io::Error`, a damaged file's
 //! [`FormatError`] says what is damaged. Messages do not repeat their
@@ -61,6 +62,15 @@ pub enum ProbeError {
         /// What is wrong.
         source: FormatError,
     },
+    /// Another dtz50 wrote the file, in a way this one does not read (the
+    /// source says how, and how to rebuild it).
+    #[error("cannot use table {}", path.display())]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be used.
+        source: FormatError,
+    },
     /// Something other than a regular file stands where a table file
     /// should be (a directory, a fifo, ...).
     #[error("{} is {what}, not a table file", path.display())]
@@ -87,11 +97,16 @@ pub enum ProbeError {
 }
 
 impl ProbeError {
-    /// The file at `path` is damaged, as `source` says.
-    pub fn corrupt(path: &Path, source: FormatError) -> ProbeError {
-        ProbeError::Corrupt {
-            path: path.to_path_buf(),
-            source,
+    /// The file at `path` cannot be used, as `source` says:
+    /// [`ProbeError::Unsupported`] where another dtz50 wrote it
+    /// ([`FormatError::is_from_another_version`]), else
+    /// [`ProbeError::Corrupt`].
+    pub fn bad_file(path: &Path, source: FormatError) -> ProbeError {
+        let path = path.to_path_buf();
+        if source.is_from_another_version() {
+            ProbeError::Unsupported { path, source }
+        } else {
+            ProbeError::Corrupt { path, source }
         }
     }
 }
@@ -118,4 +133,31 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
         cause = c.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{LEAD_FLAG, OrderError};
+
+    #[test]
+    fn a_file_another_dtz50_wrote_is_unsupported_not_corrupt() {
+        let path = Path::new("tables/KBBvKN.dtz50");
+        let miswritten = OrderError::Miswritten {
+            order: vec![LEAD_FLAG | 4, 2, 3, 0, 1],
+        };
+        let err = ProbeError::bad_file(path, miswritten.into());
+        assert!(matches!(err, ProbeError::Unsupported { .. }));
+        assert_eq!(
+            error_chain(&err),
+            "cannot use table tables/KBBvKN.dtz50: piece order [12, 2, 3, 0, 1] puts one of identical pieces after a flagged piece, which dtz50 wrote with wrong values until 2026-11-29; `dtz50 generate` into its directory rebuilds it"
+        );
+        let invalid = OrderError::Invalid("piece order [1, 0] is not an order".into());
+        let err = ProbeError::bad_file(path, invalid.into());
+        assert!(matches!(err, ProbeError::Corrupt { .. }));
+        assert_eq!(
+            error_chain(&err),
+            "corrupt table tables/KBBvKN.dtz50: bad header: piece order [1, 0] is not an order"
+        );
+    }
 }

@@ -401,7 +401,7 @@ impl Tablebase {
         read: impl FnOnce(&TableFile<FileBytes>, Color, TableIndex) -> Result<T, FormatError>,
     ) -> Result<T, ProbeError> {
         let (table, turn, index) = self.place(board, turn)?;
-        read(&table.file, turn, index).map_err(|source| table.corrupt(source))
+        read(&table.file, turn, index).map_err(|source| table.bad_file(source))
     }
 }
 
@@ -409,8 +409,9 @@ impl Tablebase {
 /// [`TableFile::verify`] for the full one).
 ///
 /// # Errors
-/// [`ProbeError::Io`] if it cannot be read, [`ProbeError::Corrupt`] if it
-/// is not a sound table file.
+/// [`ProbeError::Io`] if it cannot be read, [`ProbeError::Unsupported`] if
+/// another dtz50 wrote it in a way this one does not read,
+/// [`ProbeError::Corrupt`] if it is not a sound table file.
 pub fn open_file(path: &Path) -> Result<TableFile<Mmap>, ProbeError> {
     check(path, map_file(path), None)
 }
@@ -430,7 +431,7 @@ fn check<S: Source>(
         None => TableFile::new(source),
         Some(cache) => TableFile::with_cache(source, cache),
     }
-    .map_err(|source| ProbeError::corrupt(path, source))
+    .map_err(|source| ProbeError::bad_file(path, source))
 }
 
 /// What a path that is not a regular file is, in words.
@@ -459,8 +460,8 @@ pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
 }
 
 impl OpenTable {
-    fn corrupt(&self, source: FormatError) -> ProbeError {
-        ProbeError::corrupt(&self.path, source)
+    fn bad_file(&self, source: FormatError) -> ProbeError {
+        ProbeError::bad_file(&self.path, source)
     }
 }
 
@@ -472,7 +473,7 @@ impl IndexedValues for OpenTable {
     fn wdl_at(&self, turn: Color, index: TableIndex) -> Result<Wdl, ProbeError> {
         self.file
             .kept_wdl(turn, index)
-            .map_err(|source| self.corrupt(source))
+            .map_err(|source| self.bad_file(source))
     }
 
     fn capture_bounded(&self) -> bool {
@@ -500,7 +501,7 @@ impl WdlChunks for OpenTable {
     fn unpack_chunk(&self, chunk: usize) -> Result<Vec<u8>, ProbeError> {
         self.file
             .wdl_chunk(chunk)
-            .map_err(|source| self.corrupt(source))
+            .map_err(|source| self.bad_file(source))
     }
 }
 

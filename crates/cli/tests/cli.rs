@@ -527,6 +527,24 @@ fn a_corrupt_table_in_a_probe_names_the_file() {
 }
 
 #[test]
+fn a_table_of_another_format_version_says_how_to_rebuild_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut bytes = std::fs::read(tables().path().join("KQvK.dtz50")).expect("file");
+    bytes[8] = 11;
+    let path = dir.path().join("KQvK.dtz50");
+    std::fs::write(&path, &bytes).expect("write");
+    let (code, _, stderr) = run(&["probe", "8/8/8/8/8/2k5/8/KQ6 w - - 0 1"], dir.path());
+    assert_eq!(code, 2);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "error: cannot use table {}: format version 11, this dtz50 reads versions 12 to 13; `dtz50 generate` into its directory rebuilds it",
+            path.display()
+        )
+    );
+}
+
+#[test]
 fn an_unwritable_output_directory_is_one_line() {
     let out = dtz50()
         .args(["generate", "KQvK", "--out", "/proc/dtz50-cannot-write"])

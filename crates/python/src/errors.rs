@@ -50,9 +50,10 @@ pub fn probe_error(e: &ProbeError, metric: Metric, fen: &str) -> PyErr {
             PyKeyError::new_err(format!("{}: {fen}", error_chain(e)))
         }
         ProbeError::RuleMismatch { .. } => PyValueError::new_err(error_chain(e)),
-        ProbeError::Corrupt { .. } | ProbeError::Io { .. } | ProbeError::NotAFile { .. } => {
-            PyOSError::new_err(error_chain(e))
-        }
+        ProbeError::Corrupt { .. }
+        | ProbeError::Unsupported { .. }
+        | ProbeError::Io { .. }
+        | ProbeError::NotAFile { .. } => PyOSError::new_err(error_chain(e)),
         ProbeError::NoValue { .. } => PyRuntimeError::new_err(format!("{}: {fen}", error_chain(e))),
     }
 }

@@ -71,7 +71,7 @@ fn verify_file(file: &Path, deep: Option<Option<&Path>>) -> Result<String> {
     let table = open_file(file)?;
     table
         .verify()
-        .map_err(|source| dtz50::ProbeError::corrupt(file, source))?;
+        .map_err(|source| dtz50::ProbeError::bad_file(file, source))?;
     let Some(work_dir) = deep else {
         return Ok(String::new());
     };
