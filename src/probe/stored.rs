@@ -145,6 +145,24 @@ pub trait StoredValues {
     /// # Errors
     /// As [`StoredValues::kept_wdl`].
     fn kept_dtz(&self, board: &Board, turn: Color, wdl: Wdl) -> Result<KeptDtz, ProbeError>;
+
+    /// [`StoredValues::kept_wdl`] of `board` with `turn` to move, made the
+    /// position's WDL by `complete` (its capture search), then
+    /// [`StoredValues::kept_dtz`] given that WDL: what a DTZ probe reads.
+    /// A store that can find the placement once for both overrides this
+    /// (table files: a probe then locates its position once).
+    ///
+    /// # Errors
+    /// As [`StoredValues::kept_wdl`], or what `complete` reports.
+    fn kept_values(
+        &self,
+        board: &Board,
+        turn: Color,
+        complete: &mut dyn FnMut(KeptWdl) -> Result<Wdl, ProbeError>,
+    ) -> Result<(Wdl, KeptDtz), ProbeError> {
+        let wdl = complete(self.kept_wdl(board, turn)?)?;
+        Ok((wdl, self.kept_dtz(board, turn, wdl)?))
+    }
 }
 
 /// Whether tables can hold `pos`: at most [`MAX_PIECES`] pieces and no
@@ -362,8 +380,10 @@ pub fn won_by_zeroing<S: StoredValues + ?Sized>(
 /// # Errors
 /// Whatever the store reports for this position or one a move reaches.
 pub fn position_dtz<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<Dtz, ProbeError> {
-    let wdl = position_wdl(store, pos)?;
-    match store.kept_dtz(pos.board(), pos.turn(), wdl)? {
+    let (wdl, kept) = store.kept_values(pos.board(), pos.turn(), &mut |kept| {
+        raise_by_captures(store, pos, kept, Wdl::Loss, Wdl::Win)
+    })?;
+    match kept {
         KeptDtz::Exact(dtz) => Ok(dtz),
         KeptDtz::Moves => dtz_by_moves(store, pos, Some(wdl)),
         KeptDtz::UnlessZeroing(dtz) => Ok(won_by_zeroing(store, pos, wdl)?.unwrap_or(dtz)),
@@ -387,13 +407,26 @@ pub fn position_wdl<S: StoredValues + ?Sized>(store: &S, pos: &Chess) -> Result<
 fn wdl_within<S: StoredValues + ?Sized>(
     store: &S,
     pos: &Chess,
-    mut alpha: Wdl,
+    alpha: Wdl,
     beta: Wdl,
 ) -> Result<Wdl, ProbeError> {
     if pos.board().occupied().count() == 2 {
         return Ok(Wdl::Draw);
     }
-    let kept = match store.kept_wdl(pos.board(), pos.turn())? {
+    let kept = store.kept_wdl(pos.board(), pos.turn())?;
+    raise_by_captures(store, pos, kept, alpha, beta)
+}
+
+/// [`wdl_within`] from what the store keeps of `pos`'s WDL, `kept`: the
+/// search over captures where it is a lower bound.
+fn raise_by_captures<S: StoredValues + ?Sized>(
+    store: &S,
+    pos: &Chess,
+    kept: KeptWdl,
+    mut alpha: Wdl,
+    beta: Wdl,
+) -> Result<Wdl, ProbeError> {
+    let kept = match kept {
         KeptWdl::Exact(wdl) => return Ok(wdl),
         KeptWdl::UnlessCapture(kept) => kept,
     };

@@ -523,14 +523,41 @@ impl StoredValues for Tablebase {
         let dtz = self.stored(board, turn, |file, turn, index| {
             file.dtz_given(turn, index, wdl)
         })?;
-        Ok(match dtz {
+        Ok(self.kept_dtz_of(dtz, wdl))
+    }
+
+    fn kept_values(
+        &self,
+        board: &Board,
+        turn: Color,
+        complete: &mut dyn FnMut(KeptWdl) -> Result<Wdl, ProbeError>,
+    ) -> Result<(Wdl, KeptDtz), ProbeError> {
+        let (table, turn, index) = self.place(board, turn)?;
+        let kept = table
+            .file
+            .kept_wdl(turn, index)
+            .map_err(|source| table.bad_file(source))?;
+        let wdl = complete(KeptWdl::UnlessCapture(kept))?;
+        let dtz = table
+            .file
+            .dtz_given(turn, index, wdl)
+            .map_err(|source| table.bad_file(source))?;
+        Ok((wdl, self.kept_dtz_of(dtz, wdl)))
+    }
+}
+
+impl Tablebase {
+    /// What a file's DTZ `dtz` ([`TableFile::dtz_given`]) of a position
+    /// whose WDL is `wdl` keeps.
+    fn kept_dtz_of(&self, dtz: Option<Dtz>, wdl: Wdl) -> KeptDtz {
+        match dtz {
             None => KeptDtz::Moves,
             // A win stored as fast as its kind can be is that fast either way.
             Some(dtz) if wdl > Wdl::Draw && Dtz::fastest(wdl, self.rule) != Some(dtz) => {
                 KeptDtz::UnlessZeroing(dtz)
             }
             Some(dtz) => KeptDtz::Exact(dtz),
-        })
+        }
     }
 }
 
