@@ -1313,19 +1313,34 @@ impl Layout {
     /// The placement of a board whose material is exactly this table's
     /// (same colours); `None` otherwise.
     pub fn placement(&self, board: &Board) -> Option<Placement> {
-        if Material::from_board(board) != self.material {
-            return None;
-        }
+        // Every probe asks this, so the material is checked while the
+        // squares are read, not counted first: each kind of piece must
+        // fill exactly its run of slots, and the kinds the table has must
+        // cover every occupied square.
         let mut squares = [0u8; MAX_PIECES];
+        let mut covered = Bitboard::EMPTY;
         let mut slot = 0;
         while slot < self.pieces.len() {
             let piece = self.pieces[slot];
-            for sq in board.by_piece(piece) {
+            let run_end = slot
+                + self.pieces[slot..]
+                    .iter()
+                    .take_while(|&&p| p == piece)
+                    .count();
+            let of_kind = board.by_piece(piece);
+            for sq in of_kind {
+                if slot == run_end {
+                    return None;
+                }
                 squares[slot] = sq as u8;
                 slot += 1;
             }
+            if slot != run_end {
+                return None;
+            }
+            covered |= of_kind;
         }
-        Some(Placement { squares })
+        (covered == board.occupied()).then_some(Placement { squares })
     }
 }
 
@@ -1883,6 +1898,44 @@ mod tests {
             err,
             "piece order [3, 2, 0, 1] is not an order of KRRvKP's kings and 2 free pieces that keeps identical pieces together"
         );
+    }
+
+    #[test]
+    fn a_placement_is_found_exactly_where_the_material_is_the_tables() {
+        let kinds: Vec<Piece> = Color::ALL
+            .into_iter()
+            .flat_map(|color| Role::ALL.map(|role| Piece { color, role }))
+            .collect();
+        let (mut found, mut refused) = (0, 0);
+        for name in ["KRPvKR", "KBBvKN", "KPvKP", "KRvK"] {
+            let l = Layout::new(name.parse().expect("material"));
+            let board = l.board(&l.decode(TableIndex(l.size() / 3)));
+            // The board itself, one piece removed, one added, or one
+            // changed into another kind, on every square.
+            let mut boards = vec![board.clone(), board.clone().into_mirrored()];
+            for sq in Square::ALL {
+                let mut removed = board.clone();
+                if removed.remove_piece_at(sq).is_some() {
+                    boards.push(removed);
+                }
+                for &piece in &kinds {
+                    let mut changed = board.clone();
+                    changed.set_piece_at(sq, piece);
+                    boards.push(changed);
+                }
+            }
+            for b in boards {
+                let same = Material::from_board(&b) == l.material();
+                assert_eq!(l.placement(&b).is_some(), same, "{name} {b:?}");
+                if same {
+                    assert_eq!(l.board(&l.placement(&b).expect("found")), b);
+                    found += 1;
+                } else {
+                    refused += 1;
+                }
+            }
+        }
+        assert!(found > 4 && refused > 1000, "{found} {refused}");
     }
 
     #[test]
