@@ -155,8 +155,8 @@
 //! used; each 1 KiB chunk of counts and index, and each block, when first
 //! read while the file is open. A damaged byte therefore gives an error
 //! naming the file and section, never a different value (a CRC catches
-//! every change of up to 16 consecutive bits). [`TableFile::verify`] checks the SHA-256 and
-//! decodes every block.
+//! every change of up to 16 consecutive bits). [`TableFile::verify`]
+//! checks the SHA-256 and decodes every block.
 //!
 //! The writer builds each stream's grammar from a fixed sample, encodes
 //! segments of 2^20 positions in parallel and writes them in order, so the

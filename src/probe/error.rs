@@ -5,10 +5,9 @@
 //! error: what is wrong with the *position* (too many pieces, castling
 //! rights), what is wrong with the *tables* (missing, another rule, damaged,
 //! written by another dtz50, unreadable), with the facts attached. A
-//! lower-level error is kept as the
-//! [`source`](std::error::Error::source), not flattened into text: an
-//! `io::Error` stays an `io::Error`, a damaged file's
-//! [`FormatError`] says what is damaged. Messages do not repeat their
+//! lower-level error is kept as the [`source`](std::error::Error::source),
+//! not flattened into text: an `io::Error` stays an `io::Error`, a damaged
+//! file's [`FormatError`] says what is damaged. Messages do not repeat their
 //! source; print the whole chain (as the CLI does) to see both.
 
 use std::{
