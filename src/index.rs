@@ -1319,28 +1319,19 @@ impl Layout {
         // cover every occupied square.
         let mut squares = [0u8; MAX_PIECES];
         let mut covered = Bitboard::EMPTY;
-        let mut slot = 0;
-        while slot < self.pieces.len() {
-            let piece = self.pieces[slot];
-            let run_end = slot
-                + self.pieces[slot..]
-                    .iter()
-                    .take_while(|&&p| p == piece)
-                    .count();
-            let of_kind = board.by_piece(piece);
-            for sq in of_kind {
-                if slot == run_end {
+        // The squares of the current run's kind not yet given a slot.
+        let mut left = Bitboard::EMPTY;
+        for (slot, &piece) in self.pieces.iter().enumerate() {
+            if slot == 0 || self.pieces[slot - 1] != piece {
+                if left.any() {
                     return None;
                 }
-                squares[slot] = sq as u8;
-                slot += 1;
+                left = board.by_piece(piece);
+                covered |= left;
             }
-            if slot != run_end {
-                return None;
-            }
-            covered |= of_kind;
+            squares[slot] = left.pop_front()? as u8;
         }
-        (covered == board.occupied()).then_some(Placement { squares })
+        (left.is_empty() && covered == board.occupied()).then_some(Placement { squares })
     }
 }
 
