@@ -38,7 +38,10 @@
 //! per-block position counts, checks one block's CRC (the first time it
 //! reads that block while the file is open: one bit per block remembers
 //! it) and decodes symbols in that block up to its position: no
-//! decompression of anything else, and nothing decoded is kept.
+//! decompression of anything else. A reader may hold decoded DTZ blocks
+//! in a bounded [`DecodedBlocks`] cache (as [`crate::probe::Tablebase::open`]
+//! does), where a read finds its symbol by a binary search; nothing else
+//! decoded is kept.
 //!
 //! ```text
 //! offset  size  field
@@ -168,6 +171,7 @@ use crate::index::OrderError;
 
 mod cache;
 mod codes;
+mod decoded;
 mod grammar;
 mod header;
 mod huffman;
@@ -179,6 +183,7 @@ mod writer;
 
 pub use cache::BlockCache;
 pub(crate) use codes::{nibble_wdl, set_nibble_wdl};
+pub use decoded::DecodedBlocks;
 pub use header::{Header, SideStats};
 pub use reader::TableFile;
 pub use solved::{OrderSearch, SolvedValues};

@@ -20,6 +20,7 @@ use super::{
     StreamId, TRAILER_LEN, VERSION,
     cache::BlockCache,
     codes::{MAX_DTZ_CODE, pack_nibbles, wdl_code},
+    decoded::DecodedBlocks,
     header::{Header, parse_header},
     hex,
     source::Source,
@@ -83,6 +84,9 @@ pub struct TableFile<S> {
     /// read on the mirrored board ([`Layout::mirrored_index`]): tables of
     /// symmetric material from format 8 on.
     mirrored: bool,
+    /// Where the DTZ blocks this file decodes are held, and the file's
+    /// identity there ([`TableFile::holding_decoded_dtz`]).
+    decoded: Option<(Arc<DecodedBlocks>, u64)>,
 }
 
 impl<S: Source> TableFile<S> {
@@ -252,7 +256,17 @@ impl<S: Source> TableFile<S> {
             streams,
             dtz_side,
             mirrored,
+            decoded: None,
         })
+    }
+
+    /// This file, holding the DTZ blocks it decodes in `cache` (shared
+    /// with other files): a DTZ read of a held block finds its symbol
+    /// without decoding (see the decoded module). WDL reads are unchanged.
+    pub fn holding_decoded_dtz(mut self, cache: Arc<DecodedBlocks>) -> TableFile<S> {
+        let file = cache.register();
+        self.decoded = Some((cache, file));
+        self
     }
 
     /// The header facts.
@@ -394,9 +408,14 @@ impl<S: Source> TableFile<S> {
         let code = match wdl {
             Wdl::Draw => 0,
             _ if turn != self.dtz_side => return Ok(None),
-            _ => self
-                .stream(Section::Dtz, turn)?
-                .code_at(&self.source, self.stream_index(Section::Dtz, turn, index))?,
+            _ => {
+                let stream = self.stream(Section::Dtz, turn)?;
+                let at = self.stream_index(Section::Dtz, turn, index);
+                match &self.decoded {
+                    None => stream.code_at(&self.source, at)?,
+                    Some((cache, file)) => stream.code_at_held(&self.source, at, cache, *file)?,
+                }
+            }
         };
         Ok(Some(self.signed_dtz(wdl, code)))
     }

@@ -6,7 +6,9 @@
 //! the block holding its position, checks that block's CRC-16 and decodes
 //! symbols from the block's start until it reaches the position, then
 //! descends the grammar to the code: a few hundred nanoseconds, no
-//! decompression of anything else and nothing kept. The counts and the
+//! decompression of anything else and nothing kept (a DTZ read may hold
+//! the block's decoded symbols in a [`DecodedBlocks`] instead: see
+//! [`StreamReader::code_at_held`]). The counts and the
 //! index are checked a 1 KiB chunk at a time (CRC-32 each, the CRCs in the
 //! stream's head, which has its own CRC-32). Each block and chunk is
 //! checked once while the file is open: a bit per block and per chunk
@@ -22,6 +24,7 @@ use rayon::prelude::*;
 
 use super::{
     FormatError, MIN_BLOCK_LEN,
+    decoded::{DecodedBlocks, decoded_symbol},
     grammar::{Grammar, MAX_SYMBOL_LEN, MAX_SYMBOLS},
     huffman::{Decoder, MAX_CODE_LEN, canonical_codes, code_lengths},
     source::Source,
@@ -817,6 +820,55 @@ impl StreamReader {
             }
             offset -= span;
         }
+    }
+
+    /// The code at `position`, its block's symbols held in `cache` as
+    /// `file`'s: the block is decoded whole the first time, and found by a
+    /// binary search while the cache holds it (see the decoded module).
+    pub(super) fn code_at_held<S: Source + ?Sized>(
+        &self,
+        source: &S,
+        position: u64,
+        cache: &DecodedBlocks,
+        file: u64,
+    ) -> Result<u16, FormatError> {
+        let (block, offset) = self.locate(source, position)?;
+        let (symbol, inside) = cache.symbol_at(
+            file,
+            block as u32,
+            offset,
+            || self.decode_block(source, block),
+            || self.corrupt(block),
+        )?;
+        Ok(self.descend(symbol, inside))
+    }
+
+    /// Every symbol of `block` with where it ends in the block
+    /// ([`decoded_symbol`]), after its checksum.
+    fn decode_block<S: Source + ?Sized>(
+        &self,
+        source: &S,
+        block: u64,
+    ) -> Result<Vec<u32>, FormatError> {
+        let count = u64::from(u16_at(
+            &self.table_bytes(source, self.counts_offset + 2 * block, 2)?,
+            0,
+        ));
+        let bytes = self.block(source, block)?;
+        let mut bits = Bits::new(&bytes[..bytes.len() - 2]);
+        let mut symbols = Vec::new();
+        let mut end = 0;
+        while end < count {
+            let (symbol, span) = self
+                .next_symbol(&mut bits)
+                .ok_or_else(|| self.corrupt(block))?;
+            end += span;
+            if end > count {
+                return Err(self.corrupt(block));
+            }
+            symbols.push(decoded_symbol(end, symbol));
+        }
+        Ok(symbols)
     }
 
     /// The codes at `positions`, given in any order: sorted, so that each

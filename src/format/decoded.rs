@@ -1,0 +1,294 @@
+//! A bounded cache of decoded DTZ blocks, shared by the files that use it.
+//!
+//! A read of a stored code decodes its block's symbols from the block's
+//! start up to its position. A DTZ probe of the side to move whose DTZ a
+//! file does not keep searches one ply and reads the kept DTZ after each
+//! quiet move: a dozen reads, each in another block, each decoding tens of
+//! symbols, which made decoding half of a hot DTZ probe (KQvKR, see
+//! BENCHMARKS.md). A [`DecodedBlocks`] keeps, for each block read before,
+//! where each of its symbols ends; a read of a held block finds its
+//! symbol by a binary search instead of decoding.
+//!
+//! Only DTZ streams use it: a WDL block is at most 64 bytes, a WDL read
+//! decodes a few symbols, and an engine's first WDL probes, each the first
+//! touch of its block, would pay for decoding whole blocks.
+//!
+//! The cache holds at most a given number of bytes for all files together
+//! (each block's four bytes a symbol plus [`SLOT_OVERHEAD`]), in shards of
+//! equal bounds with a lock each, so that threads probing different
+//! blocks seldom wait for each other; a full shard drops blocks not used
+//! since the clock hand last passed them (the CLOCK approximation of least
+//! recently used). A block is decoded only after its checksum passed, so a
+//! held block is as trustworthy as the file's bytes.
+
+use std::sync::{
+    Mutex, MutexGuard,
+    atomic::{AtomicU64, Ordering},
+};
+
+use rustc_hash::FxHashMap;
+
+/// Shards of a cache; a power of two.
+const SHARDS: usize = 16;
+
+/// Bytes a held block costs besides its symbols: its slot, its map entry
+/// and its allocation's header, about.
+pub(super) const SLOT_OVERHEAD: usize = 64;
+
+/// A bounded cache of decoded DTZ blocks, shared by the files that use it.
+#[derive(Debug)]
+pub struct DecodedBlocks {
+    capacity: usize,
+    next_file: AtomicU64,
+    shards: Box<[Mutex<Shard>]>,
+}
+
+/// One lock's share of the blocks.
+#[derive(Debug, Default)]
+struct Shard {
+    slots: Vec<Slot>,
+    /// Block key → its slot.
+    by_key: FxHashMap<u64, usize>,
+    /// The clock hand: the next slot an eviction looks at.
+    hand: usize,
+    bytes: usize,
+}
+
+/// A held block.
+#[derive(Debug)]
+struct Slot {
+    key: u64,
+    /// Read since the clock hand last passed.
+    used: bool,
+    symbols: Box<[u32]>,
+}
+
+impl Slot {
+    fn cost(&self) -> usize {
+        block_cost(self.symbols.len())
+    }
+}
+
+/// Bytes a block of `symbols` symbols costs the cache.
+fn block_cost(symbols: usize) -> usize {
+    4 * symbols + SLOT_OVERHEAD
+}
+
+/// A decoded block's symbol `symbol` ending at position `end` of the
+/// block (the positions before it and its own), packed so that a binary
+/// search compares ends alone.
+pub(super) fn decoded_symbol(end: u64, symbol: u16) -> u32 {
+    debug_assert!(end <= u64::from(u16::MAX));
+    (end as u32) << 16 | u32::from(symbol)
+}
+
+/// In a decoded block, the symbol holding `offset` and the offset inside
+/// it; `None` past the block's last position.
+fn find(symbols: &[u32], offset: u64) -> Option<(u16, u32)> {
+    let at = symbols.partition_point(|&s| u64::from(s >> 16) <= offset);
+    let found = *symbols.get(at)?;
+    let start = at.checked_sub(1).map_or(0, |before| symbols[before] >> 16);
+    Some((found as u16, offset as u32 - start))
+}
+
+impl DecodedBlocks {
+    /// A cache holding at most `capacity` bytes of decoded blocks (with a
+    /// capacity under [`SLOT_OVERHEAD`] per shard, nothing is kept).
+    pub fn new(capacity: usize) -> DecodedBlocks {
+        DecodedBlocks {
+            capacity,
+            next_file: AtomicU64::new(0),
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+        }
+    }
+
+    /// The bound, in bytes.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Bytes of blocks held now.
+    pub fn bytes(&self) -> usize {
+        self.shards.iter().map(|s| lock(s).bytes).sum()
+    }
+
+    /// A new identity for a file that joins the cache.
+    pub(super) fn register(&self) -> u64 {
+        self.next_file.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The symbol holding `offset` in `block` of `file`'s DTZ stream and
+    /// the offset inside it: found in the held block, or in what `decode`
+    /// gives (each symbol of the block, ascending, as [`decoded_symbol`]
+    /// packs it), which is then held.
+    ///
+    /// # Errors
+    /// What `decode` returns, or `past_end` if the block ends before
+    /// `offset`.
+    pub(super) fn symbol_at<E>(
+        &self,
+        file: u64,
+        block: u32,
+        offset: u64,
+        decode: impl FnOnce() -> Result<Vec<u32>, E>,
+        past_end: impl FnOnce() -> E,
+    ) -> Result<(u16, u32), E> {
+        let key = file << 32 | u64::from(block);
+        let shard = &self.shards[shard_of(key)];
+        {
+            let mut held = lock(shard);
+            if let Some(&slot) = held.by_key.get(&key) {
+                let slot = &mut held.slots[slot];
+                slot.used = true;
+                return find(&slot.symbols, offset).ok_or_else(past_end);
+            }
+        }
+        let symbols = decode()?.into_boxed_slice();
+        let found = find(&symbols, offset).ok_or_else(past_end)?;
+        lock(shard).insert(key, symbols, self.capacity / SHARDS);
+        Ok(found)
+    }
+}
+
+impl Shard {
+    /// Hold `symbols` as block `key` (unless another thread did meanwhile),
+    /// dropping blocks until the shard's `bound` holds.
+    fn insert(&mut self, key: u64, symbols: Box<[u32]>, bound: usize) {
+        let cost = block_cost(symbols.len());
+        if cost > bound || self.by_key.contains_key(&key) {
+            return;
+        }
+        while self.bytes + cost > bound {
+            self.evict_one();
+        }
+        self.by_key.insert(key, self.slots.len());
+        self.slots.push(Slot {
+            key,
+            used: false,
+            symbols,
+        });
+        self.bytes += cost;
+    }
+
+    /// Drop the first block at or past the hand not used since the hand
+    /// last passed it, clearing the marks it passes.
+    fn evict_one(&mut self) {
+        loop {
+            if self.hand >= self.slots.len() {
+                self.hand = 0;
+            }
+            let slot = &mut self.slots[self.hand];
+            if slot.used {
+                slot.used = false;
+                self.hand += 1;
+                continue;
+            }
+            let gone = self.slots.swap_remove(self.hand);
+            self.by_key.remove(&gone.key);
+            if let Some(moved) = self.slots.get(self.hand) {
+                self.by_key.insert(moved.key, self.hand);
+            }
+            self.bytes -= gone.cost();
+            return;
+        }
+    }
+}
+
+/// The shard holding block `key`.
+fn shard_of(key: u64) -> usize {
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 60) as usize % SHARDS
+}
+
+fn lock(shard: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
+    // Every update leaves the shard consistent, so a poisoned lock is used.
+    shard.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block of `n` symbols, symbol `k` standing for `k + 1` positions.
+    fn block(n: u16) -> Vec<u32> {
+        let mut end = 0;
+        (0..n)
+            .map(|k| {
+                end += u64::from(k) + 1;
+                decoded_symbol(end, k)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_held_block_answers_as_decoding_it_does() {
+        let cache = DecodedBlocks::new(1 << 20);
+        let file = cache.register();
+        let decoded = std::cell::Cell::new(0);
+        let decode = || {
+            decoded.set(decoded.get() + 1);
+            Ok::<_, ()>(block(10))
+        };
+        // Symbol 3 covers positions 6..10 of the block.
+        assert_eq!(cache.symbol_at(file, 7, 0, decode, || ()), Ok((0, 0)));
+        for (offset, want) in [
+            (0, (0, 0)),
+            (5, (2, 2)),
+            (6, (3, 0)),
+            (9, (3, 3)),
+            (54, (9, 9)),
+        ] {
+            assert_eq!(cache.symbol_at(file, 7, offset, decode, || ()), Ok(want));
+        }
+        assert_eq!(decoded.get(), 1, "decoded once, then held");
+        assert_eq!(cache.symbol_at(file, 7, 55, decode, || ()), Err(()));
+        assert_eq!(cache.bytes(), block_cost(10));
+        // Another file's block of the same number is another block.
+        let other = cache.register();
+        assert_eq!(cache.symbol_at(other, 7, 1, decode, || ()), Ok((1, 0)));
+        assert_eq!(decoded.get(), 2);
+    }
+
+    #[test]
+    fn a_decoding_error_is_returned_and_nothing_held() {
+        let cache = DecodedBlocks::new(1 << 20);
+        let got = cache.symbol_at(0, 0, 0, || Err::<Vec<u32>, _>("corrupt"), || "past");
+        assert_eq!(got, Err("corrupt"));
+        assert_eq!(cache.bytes(), 0);
+    }
+
+    #[test]
+    fn the_bound_holds_and_blocks_used_since_the_hand_passed_stay() {
+        let bound = SHARDS * 3 * block_cost(10);
+        let cache = DecodedBlocks::new(bound);
+        let read = |b: u32| cache.symbol_at(0, b, 0, || Ok::<_, ()>(block(10)), || ());
+        for b in 0..10_000 {
+            read(b % 997).expect("in the block");
+            assert!(cache.bytes() <= bound);
+            // Block 0 is read between every two others: it must stay held.
+            read(0).expect("in the block");
+        }
+        assert!(
+            lock(&cache.shards[shard_of(0)]).by_key.contains_key(&0),
+            "a block read often stays"
+        );
+        for shard in cache.shards.iter() {
+            let shard = lock(shard);
+            assert!(shard.bytes <= bound / SHARDS);
+            assert_eq!(shard.by_key.len(), shard.slots.len());
+            for (k, slot) in shard.slots.iter().enumerate() {
+                assert_eq!(shard.by_key[&slot.key], k);
+            }
+        }
+    }
+
+    #[test]
+    fn a_cache_too_small_for_a_block_keeps_nothing_and_still_answers() {
+        let cache = DecodedBlocks::new(SHARDS * block_cost(10) - 1);
+        assert_eq!(
+            cache.symbol_at(0, 1, 3, || Ok::<_, ()>(block(10)), || ()),
+            Ok((2, 0))
+        );
+        assert_eq!(cache.bytes(), 0);
+        assert_eq!(cache.capacity(), SHARDS * block_cost(10) - 1);
+    }
+}
