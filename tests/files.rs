@@ -708,3 +708,79 @@ fn a_corrupt_block_names_the_file_section_and_block() {
         );
     }
 }
+
+/// DTZ read through held decoded blocks is DTZ read by decoding: every
+/// position of KQvK, KRvK and KPvK, both sides to move, probed with the
+/// default cache, with none, and with one so small that it drops blocks
+/// all the time; each cache stays within its bound.
+#[test]
+fn held_dtz_blocks_read_as_decoding_them_does() {
+    let dir = tables(Rule::Fifty).0.path();
+    let default = Tablebase::open(dir, Rule::Fifty).expect("dir");
+    let none = Tablebase::open(dir, Rule::Fifty)
+        .expect("dir")
+        .with_decoded_cache(0);
+    let small = Tablebase::open(dir, Rule::Fifty)
+        .expect("dir")
+        .with_decoded_cache(24 << 10);
+    assert_eq!(none.decoded_cache_bytes(), None);
+    let mut probed = 0u64;
+    for name in ["KQvK", "KRvK", "KPvK"] {
+        let material: Material = name.parse().expect("material");
+        let layout = dtz50::index::Layout::new(material);
+        for turn in [Color::White, Color::Black] {
+            for index in 0..layout.size() {
+                let Some(pos) = layout.position(&layout.decode(TableIndex(index)), turn) else {
+                    continue;
+                };
+                let want = none.probe_dtz(&pos).expect("dtz");
+                assert_eq!(default.probe_dtz(&pos).expect("dtz"), want, "{index}");
+                assert_eq!(small.probe_dtz(&pos).expect("dtz"), want, "{index}");
+                probed += 1;
+            }
+        }
+        assert!(small.decoded_cache_used().expect("a cache") <= 24 << 10);
+    }
+    assert!(probed > 250_000, "{probed}");
+    let used = default.decoded_cache_used().expect("a cache");
+    assert!(
+        used > 0 && used <= dtz50::probe::DEFAULT_DECODED_BYTES,
+        "{used}"
+    );
+}
+
+/// A damaged DTZ block read through the cache of decoded blocks is an
+/// error naming the file and section, every time: nothing is held from it.
+#[test]
+fn a_corrupt_dtz_block_is_never_held() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("KQvK.dtz50");
+    let mut bytes = std::fs::read(file_path(Rule::Fifty, "KQvK")).expect("file");
+    // The kept DTZ stream's place (the third or fourth of the trailer's):
+    // its blocks' offset, then its head's.
+    let trailer = bytes.len() - TRAILER_LEN;
+    let field = |at: usize| {
+        u64::from_le_bytes(bytes[trailer + at..trailer + at + 8].try_into().expect("8")) as usize
+    };
+    let place = [64, 96]
+        .into_iter()
+        .find(|&p| field(p) != 0)
+        .expect("a DTZ stream is kept");
+    let (blocks, head) = (field(place), field(place + 16));
+    assert!(blocks < head);
+    for byte in &mut bytes[blocks..head] {
+        *byte ^= 0x5a;
+    }
+    std::fs::write(&path, &bytes).expect("write");
+    let tables = Tablebase::open(dir.path(), Rule::Fifty).expect("dir");
+    let pos = common::fen("8/8/8/8/8/2k5/8/KQ6 w - - 0 1");
+    assert_eq!(tables.probe_wdl(&pos).expect("WDL is whole"), Wdl::Win);
+    for _ in 0..2 {
+        let err = tables.probe_dtz(&pos).expect_err("corrupt");
+        let chain = dtz50::probe::error_chain(&err);
+        let named = format!("corrupt table {}: dtz block ", path.display());
+        assert!(chain.starts_with(&named), "{chain}");
+        assert!(chain.ends_with("to move) is corrupt"), "{chain}");
+    }
+    assert_eq!(tables.decoded_cache_used(), Some(0));
+}

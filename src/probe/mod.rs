@@ -28,4 +28,6 @@ pub use stored::{
     IndexedValues, KeptDtz, KeptWdl, StoredValues, WdlChunks, check_probeable, dtz_by_moves,
     position_dtz, position_wdl, resolve_dtz, resolve_wdl, score_move, won_by_zeroing,
 };
-pub use tablebase::{DEFAULT_CACHE_BYTES, FileBytes, Tablebase, file_kind, open_file};
+pub use tablebase::{
+    DEFAULT_CACHE_BYTES, DEFAULT_DECODED_BYTES, FileBytes, Tablebase, file_kind, open_file,
+};

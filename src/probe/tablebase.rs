@@ -8,10 +8,14 @@
 //! Two ways to read the files:
 //!
 //! * [`Tablebase::open`] maps them read-only into memory: the fastest
-//!   probes, with no lock on the probe path. A probe decodes one small
-//!   block in place and keeps nothing; memory is the file pages the kernel
-//!   keeps mapped (reclaimable) plus each opened stream's symbol table
-//!   (a few to a few tens of KiB). **The contract of a memory map**: the
+//!   probes. A WDL probe decodes one small block in place and keeps
+//!   nothing, with no lock on its path; a DTZ read keeps its decoded block
+//!   in a cache of at most [`DEFAULT_DECODED_BYTES`] for all tables
+//!   ([`Tablebase::with_decoded_cache`] sets the bound; sharded locks), so
+//!   the one-ply search of a side whose DTZ the file does not keep reads
+//!   held blocks instead of decoding them. Memory is the file pages the
+//!   kernel keeps mapped (reclaimable), that cache, and each opened
+//!   stream's symbol table (a few to a few tens of KiB). **The contract of a memory map**: the
 //!   files must not be truncated or rewritten in place while they are open
 //!   (replacing a file by renaming another over it is safe). If one is,
 //!   the process may be killed by SIGBUS. dtz50 writes its files
@@ -36,7 +40,9 @@ use rustc_hash::FxHashMap;
 use shakmaty::{Board, Chess, Color, Position};
 
 use crate::{
-    format::{BlockCache, EXTENSION, FormatError, PositionalFile, Source, TableFile},
+    format::{
+        BlockCache, DecodedBlocks, EXTENSION, FormatError, PositionalFile, Source, TableFile,
+    },
     index::{Layout, TableIndex},
     material::{MAX_PIECES, Material},
     mmap::map_file,
@@ -68,6 +74,8 @@ pub struct Tablebase {
     /// table up, and the keys are materials, not attacker's input.
     tables: FxHashMap<Material, OnceLock<OpenTable>>,
     access: Access,
+    /// Where the tables hold the DTZ blocks they decode, if anywhere.
+    decoded: Option<Arc<DecodedBlocks>>,
 }
 
 /// An open table file and its path (for errors that name it).
@@ -114,6 +122,10 @@ enum Access {
 /// The default bound of [`Tablebase::open_positional`]'s cache: 64 MiB.
 pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
+/// The default bound of [`Tablebase::open`]'s cache of decoded DTZ blocks
+/// ([`Tablebase::with_decoded_cache`]): 16 MiB.
+pub const DEFAULT_DECODED_BYTES: usize = 16 << 20;
+
 impl Tablebase {
     /// Tables in `dir`, built for `rule`. Opens no table yet.
     ///
@@ -128,7 +140,8 @@ impl Tablebase {
     /// # Errors
     /// [`ProbeError::Io`] if `dir` is not a readable directory.
     pub fn open(dir: impl AsRef<Path>, rule: Rule) -> Result<Tablebase, ProbeError> {
-        Tablebase::with_access(dir.as_ref(), rule, Access::Mapped)
+        Ok(Tablebase::with_access(dir.as_ref(), rule, Access::Mapped)?
+            .with_decoded_cache(DEFAULT_DECODED_BYTES))
     }
 
     /// Tables in `dir`, built for `rule`, read with positional reads
@@ -184,6 +197,63 @@ impl Tablebase {
         }
     }
 
+    /// This tablebase, its tables holding at most `bytes` bytes of the DTZ
+    /// blocks they decode, all together (0: none). A DTZ probe of the side
+    /// to move a file keeps no DTZ for reads a dozen kept DTZ, each in
+    /// another block: a held block answers without decoding (see
+    /// [`DecodedBlocks`]). [`Tablebase::open`] holds up to
+    /// [`DEFAULT_DECODED_BYTES`]; [`Tablebase::open_positional`] none, its
+    /// page cache being its whole bound. Tables already open are opened
+    /// again on their next probe.
+    ///
+    /// ```
+    /// use dtz50::{Rule, Tablebase, probe::DEFAULT_DECODED_BYTES};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let tables = Tablebase::open(dir.path(), Rule::Fifty)?;
+    /// assert_eq!(tables.decoded_cache_bytes(), Some(DEFAULT_DECODED_BYTES));
+    /// let tables = tables.with_decoded_cache(1 << 20);
+    /// assert_eq!(tables.decoded_cache_bytes(), Some(1 << 20));
+    /// assert_eq!(tables.decoded_cache_used(), Some(0));
+    /// assert_eq!(tables.with_decoded_cache(0).decoded_cache_bytes(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_decoded_cache(self, bytes: usize) -> Tablebase {
+        self.sharing_decoded_cache((bytes > 0).then(|| Arc::new(DecodedBlocks::new(bytes))))
+    }
+
+    /// This tablebase, its tables holding the DTZ blocks they decode in
+    /// `cache` (none: `None`), which several tablebases (several
+    /// directories) may share under one bound; as
+    /// [`Tablebase::with_decoded_cache`] otherwise.
+    pub fn sharing_decoded_cache(self, cache: Option<Arc<DecodedBlocks>>) -> Tablebase {
+        Tablebase {
+            tables: self
+                .tables
+                .into_keys()
+                .map(|m| (m, OnceLock::new()))
+                .collect(),
+            decoded: cache,
+            ..self
+        }
+    }
+
+    /// The cache of decoded DTZ blocks, if there is one (to share it with
+    /// [`Tablebase::sharing_decoded_cache`]).
+    pub fn decoded_cache(&self) -> Option<&Arc<DecodedBlocks>> {
+        self.decoded.as_ref()
+    }
+
+    /// The bound on the cache of decoded DTZ blocks, if there is one.
+    pub fn decoded_cache_bytes(&self) -> Option<usize> {
+        self.decoded_cache().map(|cache| cache.capacity())
+    }
+
+    /// The bytes the cache of decoded DTZ blocks holds now, if there is one.
+    pub fn decoded_cache_used(&self) -> Option<usize> {
+        self.decoded_cache().map(|cache| cache.bytes())
+    }
+
     fn with_access(dir: &Path, rule: Rule, access: Access) -> Result<Tablebase, ProbeError> {
         let dir = dir.to_path_buf();
         if let Err(source) = std::fs::read_dir(&dir) {
@@ -197,6 +267,7 @@ impl Tablebase {
                 .map(|m| (m, OnceLock::new()))
                 .collect(),
             access,
+            decoded: None,
         })
     }
 
@@ -369,14 +440,18 @@ impl Tablebase {
 
     /// Open and check one file the way this tablebase reads.
     fn open_bytes(&self, path: &Path) -> Result<TableFile<FileBytes>, ProbeError> {
-        match &self.access {
+        let file = match &self.access {
             Access::Mapped => check(path, map_file(path).map(FileBytes::Mapped), None),
             Access::Positional(cache) => check(
                 path,
                 PositionalFile::open(path).map(FileBytes::Positional),
                 Some(cache.clone()),
             ),
-        }
+        }?;
+        Ok(match &self.decoded {
+            None => file,
+            Some(cache) => file.holding_decoded_dtz(cache.clone()),
+        })
     }
 
     fn place(
