@@ -45,16 +45,19 @@ impl Tables {
     ///
     /// With `cache`, the files are read with positional reads through that
     /// one bounded page cache, shared by every directory; without, they
-    /// are memory-mapped.
+    /// are memory-mapped, and every directory shares the first one's cache
+    /// of decoded DTZ blocks (one bound for all).
     pub fn open(paths: &str, rule: Rule, cache: Option<Arc<BlockCache>>) -> Tables {
-        let bases: Vec<Tablebase> = paths
-            .split(SEPARATOR)
-            .filter(|dir| !dir.is_empty())
-            .filter_map(|dir| match &cache {
-                Some(cache) => Tablebase::open_with_cache(dir, rule, cache.clone()).ok(),
-                None => Tablebase::open(dir, rule).ok(),
-            })
-            .collect();
+        let mut bases: Vec<Tablebase> = Vec::new();
+        for dir in paths.split(SEPARATOR).filter(|dir| !dir.is_empty()) {
+            let base = match (&cache, bases.first()) {
+                (Some(cache), _) => Tablebase::open_with_cache(dir, rule, cache.clone()),
+                (None, None) => Tablebase::open(dir, rule),
+                (None, Some(first)) => Tablebase::open(dir, rule)
+                    .map(|b| b.sharing_decoded_cache(first.decoded_cache().cloned())),
+            };
+            bases.extend(base.ok());
+        }
         let largest = bases.iter().map(|b| largest_in(b.dir())).max().unwrap_or(0);
         Tables {
             rule,

@@ -214,8 +214,13 @@ impl Tablebase {
                 (Some(rule), _) | (None, Some(rule)) => rule,
                 (None, None) => Rule::Fifty,
             };
-            let tables = dtz50::Tablebase::open(&directory, rule)
+            // Every directory shares the first one's cache of decoded DTZ
+            // blocks: one bound for the whole tablebase.
+            let mut tables = dtz50::Tablebase::open(&directory, rule)
                 .map_err(|e| probe_error(&e, Metric::Dtz, ""))?;
+            if let Some(first) = d.tables.first() {
+                tables = tables.sharing_decoded_cache(first.decoded_cache().cloned());
+            }
             d.rule = Some(rule);
             d.tables.push(Arc::new(tables));
             Ok(found)
