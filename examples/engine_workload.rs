@@ -84,9 +84,10 @@
 //! `--long 10000000` probes ten million fresh random positions spread over
 //! all 40 tables (WDL, and DTZ every fourth probe) in this one process,
 //! first through positional reads with the default bounded page cache
-//! (`Tablebase::open_positional`, 64 MiB), then through memory maps, and
-//! prints the resident set and the cache's bytes every tenth of the run:
-//! what the probe keeps must stay within its bound.
+//! (`Tablebase::open_positional`, 64 MiB), then through memory maps (with
+//! `Tablebase::open`'s cache of decoded DTZ blocks, 16 MiB), and prints the
+//! resident set and the caches' bytes every tenth of the run: what the
+//! probe keeps must stay within its bounds.
 
 use std::{
     fmt,
@@ -910,9 +911,10 @@ fn check(args: &Args) -> Result<bool, String> {
 /// Parent, child or check, by the arguments; exit 2 on a bad command line.
 /// `--long N`: N probes (WDL, and DTZ every fourth) at fresh random
 /// positions over every table of both sets, through positional reads and
-/// the default bounded cache, then through memory maps; prints the
-/// resident set every 10% and the cache's bytes. The cache must stay
-/// within its bound however long the run.
+/// the default bounded cache, then through memory maps (with the default
+/// cache of decoded DTZ blocks); prints the resident set every 10% and the
+/// caches' bytes. The caches must stay within their bounds however long
+/// the run.
 fn long_run(args: &Args, n: u64) -> Result<(), String> {
     let mut all = materials(Set::Five)?;
     all.extend(materials(Set::Small)?);
@@ -941,21 +943,27 @@ fn long_run(args: &Args, n: u64) -> Result<(), String> {
             }
             if (i + 1) % (n / 10).max(1) == 0 || i + 1 == n {
                 println!(
-                    "{access}: {} probes, {:.1} s, VmRSS {:.1} MiB, VmHWM {:.1} MiB, cache {:.1} MiB of {}, errors {errors}, checksum {checksum}",
+                    "{access}: {} probes, {:.1} s, VmRSS {:.1} MiB, VmHWM {:.1} MiB, page cache {}, decoded DTZ cache {}, errors {errors}, checksum {checksum}",
                     i + 1,
                     start.elapsed().as_secs_f64(),
                     mib(status_kb("VmRSS").unwrap_or(0)),
                     mib(status_kb("VmHWM").unwrap_or(0)),
-                    tables.cache_used().unwrap_or(0) as f64 / f64::from(1 << 20),
-                    tables.cache_bytes().map_or("none".to_string(), |b| format!(
-                        "{:.0} MiB",
-                        b as f64 / f64::from(1 << 20)
-                    )),
+                    held(tables.cache_used(), tables.cache_bytes()),
+                    held(tables.decoded_cache_used(), tables.decoded_cache_bytes()),
                 );
             }
         }
     }
     Ok(())
+}
+
+/// A cache's bytes held and its bound, in MiB ("none" without a cache).
+fn held(used: Option<usize>, bound: Option<usize>) -> String {
+    let mib = |b: usize| b as f64 / f64::from(1 << 20);
+    match (used, bound) {
+        (Some(used), Some(bound)) => format!("{:.1} MiB of {:.0} MiB", mib(used), mib(bound)),
+        _ => "none".to_string(),
+    }
 }
 
 fn main() -> ExitCode {
