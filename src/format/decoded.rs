@@ -33,10 +33,9 @@ const SHARDS: usize = 16;
 
 /// Bytes a held block costs besides its symbols: its slot, its map entry
 /// and its allocation's header, about.
-pub(super) const SLOT_OVERHEAD: usize = 64;
+const SLOT_OVERHEAD: usize = 64;
 
 /// A bounded cache of decoded DTZ blocks, shared by the files that use it.
-#[derive(Debug)]
 pub struct DecodedBlocks {
     capacity: usize,
     next_file: AtomicU64,
@@ -44,7 +43,7 @@ pub struct DecodedBlocks {
 }
 
 /// One lock's share of the blocks.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Shard {
     slots: Vec<Slot>,
     /// Block key → its slot.
@@ -55,7 +54,6 @@ struct Shard {
 }
 
 /// A held block.
-#[derive(Debug)]
 struct Slot {
     key: u64,
     /// Read since the clock hand last passed.
@@ -92,8 +90,9 @@ fn find(symbols: &[u32], offset: u64) -> Option<(u16, u32)> {
 }
 
 impl DecodedBlocks {
-    /// A cache holding at most `capacity` bytes of decoded blocks (with a
-    /// capacity under [`SLOT_OVERHEAD`] per shard, nothing is kept).
+    /// A cache holding at most `capacity` bytes of decoded blocks, a
+    /// sixteenth of them in each shard (a bound too small for one block in
+    /// a shard keeps nothing).
     pub fn new(capacity: usize) -> DecodedBlocks {
         DecodedBlocks {
             capacity,
@@ -147,6 +146,16 @@ impl DecodedBlocks {
         let found = find(&symbols, offset).ok_or_else(past_end)?;
         lock(shard).insert(key, symbols, self.capacity / SHARDS);
         Ok(found)
+    }
+}
+
+impl std::fmt::Debug for DecodedBlocks {
+    /// The bound and the bytes held, not the blocks.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DecodedBlocks")
+            .field("capacity", &self.capacity)
+            .field("bytes", &self.bytes())
+            .finish()
     }
 }
 
@@ -290,5 +299,12 @@ mod tests {
         );
         assert_eq!(cache.bytes(), 0);
         assert_eq!(cache.capacity(), SHARDS * block_cost(10) - 1);
+        assert_eq!(
+            format!("{cache:?}"),
+            format!(
+                "DecodedBlocks {{ capacity: {}, bytes: 0 }}",
+                SHARDS * block_cost(10) - 1
+            )
+        );
     }
 }

@@ -198,10 +198,10 @@ impl Tablebase {
     }
 
     /// This tablebase, its tables holding at most `bytes` bytes of the DTZ
-    /// blocks they decode, all together (0: none). A DTZ probe of the side
-    /// to move a file keeps no DTZ for reads a dozen kept DTZ, each in
-    /// another block: a held block answers without decoding (see
-    /// [`DecodedBlocks`]). [`Tablebase::open`] holds up to
+    /// blocks they decode, all together (0: none). A DTZ probe with the
+    /// side to move whose DTZ the file does not keep reads a dozen kept
+    /// values, each in another block: a held block answers without
+    /// decoding (see [`DecodedBlocks`]). [`Tablebase::open`] holds up to
     /// [`DEFAULT_DECODED_BYTES`]; [`Tablebase::open_positional`] none, its
     /// page cache being its whole bound. Tables already open are opened
     /// again on their next probe.
