@@ -85,7 +85,7 @@
 //! all 40 tables (WDL, and DTZ every fourth probe) in this one process,
 //! first through positional reads with the default bounded page cache
 //! (`Tablebase::open_positional`, 64 MiB), then through memory maps (with
-//! `Tablebase::open`'s cache of decoded DTZ blocks, 16 MiB), and prints the
+//! `Tablebase::open`'s cache of decoded DTZ blocks, 4 MiB), and prints the
 //! resident set and the caches' bytes every tenth of the run: what the
 //! probe keeps must stay within its bounds.
 

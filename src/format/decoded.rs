@@ -5,16 +5,21 @@
 //! file does not keep searches one ply and reads the kept DTZ after each
 //! quiet move: a dozen reads, each in another block, each decoding tens of
 //! symbols, which made decoding half of a hot DTZ probe (KQvKR, see
-//! BENCHMARKS.md). A [`DecodedBlocks`] keeps, for each block read before,
+//! BENCHMARKS.md). A [`DecodedBlocks`] keeps, for each block read twice,
 //! where each of its symbols ends; a read of a held block finds its
-//! symbol by a binary search instead of decoding.
+//! symbol by a binary search instead of decoding. A block's first read
+//! decodes up to its position, as a read without the cache does, and
+//! leaves a mark; the second decodes the whole block and holds it. So an
+//! engine's cold probes, most of them the first read of their block in a
+//! large table, pay only for the mark.
 //!
 //! Only DTZ streams use it: a WDL block is at most 64 bytes, a WDL read
 //! decodes a few symbols, and an engine's first WDL probes, each the first
 //! touch of its block, would pay for decoding whole blocks.
 //!
 //! The cache holds at most a given number of bytes for all files together
-//! (each block's four bytes a symbol plus [`SLOT_OVERHEAD`]), in shards of
+//! (each block's four bytes a symbol plus [`SLOT_OVERHEAD`], a mark the
+//! overhead alone), in shards of
 //! equal bounds with a lock each, so that threads probing different
 //! blocks seldom wait for each other; a full shard drops blocks not used
 //! since the clock hand last passed them (the CLOCK approximation of least
@@ -53,17 +58,18 @@ struct Shard {
     bytes: usize,
 }
 
-/// A held block.
+/// A held block, or the mark of a block read once.
 struct Slot {
     key: u64,
     /// Read since the clock hand last passed.
     used: bool,
-    symbols: Box<[u32]>,
+    /// The block's symbols; `None` for a mark.
+    symbols: Option<Box<[u32]>>,
 }
 
 impl Slot {
     fn cost(&self) -> usize {
-        block_cost(self.symbols.len())
+        block_cost(self.symbols.as_ref().map_or(0, |s| s.len()))
     }
 }
 
@@ -117,34 +123,48 @@ impl DecodedBlocks {
     }
 
     /// The symbol holding `offset` in `block` of `file`'s DTZ stream and
-    /// the offset inside it: found in the held block, or in what `decode`
-    /// gives (each symbol of the block, ascending, as [`decoded_symbol`]
-    /// packs it), which is then held.
+    /// the offset inside it: found in the held block; on the block's first
+    /// read, what `decode_one` gives (a mark is left if it succeeds); on
+    /// its second, found in what `decode_whole` gives (each symbol of the
+    /// block, ascending, as [`decoded_symbol`] packs it), which is then
+    /// held.
     ///
     /// # Errors
-    /// What `decode` returns, or `past_end` if the block ends before
+    /// What the decoding returns, or `past_end` if the block ends before
     /// `offset`.
     pub(super) fn symbol_at<E>(
         &self,
         file: u64,
         block: u32,
         offset: u64,
-        decode: impl FnOnce() -> Result<Vec<u32>, E>,
+        decode_one: impl FnOnce() -> Result<(u16, u32), E>,
+        decode_whole: impl FnOnce() -> Result<Vec<u32>, E>,
         past_end: impl FnOnce() -> E,
     ) -> Result<(u16, u32), E> {
         let key = file << 32 | u64::from(block);
         let shard = &self.shards[shard_of(key)];
+        let bound = self.capacity / SHARDS;
         {
             let mut held = lock(shard);
-            if let Some(&slot) = held.by_key.get(&key) {
-                let slot = &mut held.slots[slot];
-                slot.used = true;
-                return find(&slot.symbols, offset).ok_or_else(past_end);
+            match held.by_key.get(&key) {
+                None => {
+                    drop(held);
+                    let found = decode_one()?;
+                    lock(shard).insert(key, None, bound);
+                    return Ok(found);
+                }
+                Some(&slot) => {
+                    let slot = &mut held.slots[slot];
+                    slot.used = true;
+                    if let Some(symbols) = &slot.symbols {
+                        return find(symbols, offset).ok_or_else(past_end);
+                    }
+                }
             }
         }
-        let symbols = decode()?.into_boxed_slice();
+        let symbols = decode_whole()?.into_boxed_slice();
         let found = find(&symbols, offset).ok_or_else(past_end)?;
-        lock(shard).insert(key, symbols, self.capacity / SHARDS);
+        lock(shard).insert(key, Some(symbols), bound);
         Ok(found)
     }
 }
@@ -160,11 +180,18 @@ impl std::fmt::Debug for DecodedBlocks {
 }
 
 impl Shard {
-    /// Hold `symbols` as block `key` (unless another thread did meanwhile),
-    /// dropping blocks until the shard's `bound` holds.
-    fn insert(&mut self, key: u64, symbols: Box<[u32]>, bound: usize) {
-        let cost = block_cost(symbols.len());
-        if cost > bound || self.by_key.contains_key(&key) {
+    /// Hold `symbols` (or a mark) as block `key`, in place of its mark,
+    /// dropping blocks until the shard's `bound` holds; nothing changes
+    /// if the block is held already (another thread was first).
+    fn insert(&mut self, key: u64, symbols: Option<Box<[u32]>>, bound: usize) {
+        if let Some(&slot) = self.by_key.get(&key) {
+            if self.slots[slot].symbols.is_some() || symbols.is_none() {
+                return;
+            }
+            self.remove(slot);
+        }
+        let cost = block_cost(symbols.as_ref().map_or(0, |s| s.len()));
+        if cost > bound {
             return;
         }
         while self.bytes + cost > bound {
@@ -192,14 +219,19 @@ impl Shard {
                 self.hand += 1;
                 continue;
             }
-            let gone = self.slots.swap_remove(self.hand);
-            self.by_key.remove(&gone.key);
-            if let Some(moved) = self.slots.get(self.hand) {
-                self.by_key.insert(moved.key, self.hand);
-            }
-            self.bytes -= gone.cost();
+            self.remove(self.hand);
             return;
         }
+    }
+
+    /// Drop the block (or mark) in `slot`.
+    fn remove(&mut self, slot: usize) {
+        let gone = self.slots.swap_remove(slot);
+        self.by_key.remove(&gone.key);
+        if let Some(moved) = self.slots.get(slot) {
+            self.by_key.insert(moved.key, slot);
+        }
+        self.bytes -= gone.cost();
     }
 }
 
@@ -215,6 +247,8 @@ fn lock(shard: &Mutex<Shard>) -> MutexGuard<'_, Shard> {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+
     use super::*;
 
     /// A block of `n` symbols, symbol `k` standing for `k + 1` positions.
@@ -228,61 +262,91 @@ mod tests {
             .collect()
     }
 
+    /// A read of block `b` of `file` (10 symbols), counting each kind of
+    /// decoding in `counts` (first reads, whole blocks).
+    fn read(
+        cache: &DecodedBlocks,
+        counts: &Cell<(u32, u32)>,
+        file: u64,
+        b: u32,
+        offset: u64,
+    ) -> Result<(u16, u32), ()> {
+        let one = || {
+            counts.set((counts.get().0 + 1, counts.get().1));
+            find(&block(10), offset).ok_or(())
+        };
+        let whole = || {
+            counts.set((counts.get().0, counts.get().1 + 1));
+            Ok(block(10))
+        };
+        cache.symbol_at(file, b, offset, one, whole, || ())
+    }
+
     #[test]
-    fn a_held_block_answers_as_decoding_it_does() {
+    fn a_block_read_twice_is_held_and_answers_as_decoding_it_does() {
         let cache = DecodedBlocks::new(1 << 20);
         let file = cache.register();
-        let decoded = std::cell::Cell::new(0);
-        let decode = || {
-            decoded.set(decoded.get() + 1);
-            Ok::<_, ()>(block(10))
-        };
+        let counts = Cell::new((0, 0));
         // Symbol 3 covers positions 6..10 of the block.
-        assert_eq!(cache.symbol_at(file, 7, 0, decode, || ()), Ok((0, 0)));
-        for (offset, want) in [
-            (0, (0, 0)),
-            (5, (2, 2)),
-            (6, (3, 0)),
-            (9, (3, 3)),
-            (54, (9, 9)),
-        ] {
-            assert_eq!(cache.symbol_at(file, 7, offset, decode, || ()), Ok(want));
+        assert_eq!(read(&cache, &counts, file, 7, 6), Ok((3, 0)));
+        assert_eq!((counts.get(), cache.bytes()), ((1, 0), SLOT_OVERHEAD));
+        assert_eq!(read(&cache, &counts, file, 7, 9), Ok((3, 3)));
+        assert_eq!((counts.get(), cache.bytes()), ((1, 1), block_cost(10)));
+        for (offset, want) in [(0, (0, 0)), (5, (2, 2)), (6, (3, 0)), (54, (9, 9))] {
+            assert_eq!(read(&cache, &counts, file, 7, offset), Ok(want));
         }
-        assert_eq!(decoded.get(), 1, "decoded once, then held");
-        assert_eq!(cache.symbol_at(file, 7, 55, decode, || ()), Err(()));
-        assert_eq!(cache.bytes(), block_cost(10));
+        assert_eq!(counts.get(), (1, 1), "held: decoded no more");
+        assert_eq!(read(&cache, &counts, file, 7, 55), Err(()));
         // Another file's block of the same number is another block.
         let other = cache.register();
-        assert_eq!(cache.symbol_at(other, 7, 1, decode, || ()), Ok((1, 0)));
-        assert_eq!(decoded.get(), 2);
+        assert_eq!(read(&cache, &counts, other, 7, 1), Ok((1, 0)));
+        assert_eq!(counts.get(), (2, 1));
     }
 
     #[test]
     fn a_decoding_error_is_returned_and_nothing_held() {
         let cache = DecodedBlocks::new(1 << 20);
-        let got = cache.symbol_at(0, 0, 0, || Err::<Vec<u32>, _>("corrupt"), || "past");
-        assert_eq!(got, Err("corrupt"));
-        assert_eq!(cache.bytes(), 0);
+        let never = || -> Result<Vec<u32>, &str> { unreachable!("a first read") };
+        let got = cache.symbol_at(0, 0, 0, || Err("corrupt"), never, || "past");
+        assert_eq!((got, cache.bytes()), (Err("corrupt"), 0), "no mark");
+        assert_eq!(
+            cache.symbol_at(0, 0, 0, || Ok((0, 0)), never, || "past"),
+            Ok((0, 0))
+        );
+        let got = cache.symbol_at(0, 0, 0, || Ok((0, 0)), || Err("corrupt"), || "past");
+        assert_eq!(
+            (got, cache.bytes()),
+            (Err("corrupt"), SLOT_OVERHEAD),
+            "the mark only"
+        );
+        let got = cache.symbol_at(0, 0, 1, || Ok((0, 0)), || Ok(block(10)), || "past");
+        assert_eq!((got, cache.bytes()), (Ok((1, 0)), block_cost(10)));
     }
 
     #[test]
     fn the_bound_holds_and_blocks_used_since_the_hand_passed_stay() {
         let bound = SHARDS * 3 * block_cost(10);
         let cache = DecodedBlocks::new(bound);
-        let read = |b: u32| cache.symbol_at(0, b, 0, || Ok::<_, ()>(block(10)), || ());
-        for b in 0..10_000 {
-            read(b % 997).expect("in the block");
+        let counts = Cell::new((0, 0));
+        for b in 0..20_000 {
+            read(&cache, &counts, 0, b / 2 % 997, 0).expect("in the block");
             assert!(cache.bytes() <= bound);
             // Block 0 is read between every two others: it must stay held.
-            read(0).expect("in the block");
+            read(&cache, &counts, 0, 0, 0).expect("in the block");
         }
+        let held = lock(&cache.shards[shard_of(0)]);
         assert!(
-            lock(&cache.shards[shard_of(0)]).by_key.contains_key(&0),
+            held.slots[held.by_key[&0]].symbols.is_some(),
             "a block read often stays"
         );
+        drop(held);
         for shard in cache.shards.iter() {
             let shard = lock(shard);
             assert!(shard.bytes <= bound / SHARDS);
+            assert_eq!(
+                shard.bytes,
+                shard.slots.iter().map(Slot::cost).sum::<usize>()
+            );
             assert_eq!(shard.by_key.len(), shard.slots.len());
             for (k, slot) in shard.slots.iter().enumerate() {
                 assert_eq!(shard.by_key[&slot.key], k);
@@ -292,19 +356,19 @@ mod tests {
 
     #[test]
     fn a_cache_too_small_for_a_block_keeps_nothing_and_still_answers() {
-        let cache = DecodedBlocks::new(SHARDS * block_cost(10) - 1);
-        assert_eq!(
-            cache.symbol_at(0, 1, 3, || Ok::<_, ()>(block(10)), || ()),
-            Ok((2, 0))
-        );
-        assert_eq!(cache.bytes(), 0);
-        assert_eq!(cache.capacity(), SHARDS * block_cost(10) - 1);
+        let bound = SHARDS * block_cost(10) - 1;
+        let cache = DecodedBlocks::new(bound);
+        let counts = Cell::new((0, 0));
+        // A block too large is never held: its reads take turns to leave
+        // a mark and to decode it whole.
+        for _ in 0..3 {
+            assert_eq!(read(&cache, &counts, 0, 1, 3), Ok((2, 0)));
+        }
+        assert_eq!((counts.get(), cache.bytes()), ((2, 1), SLOT_OVERHEAD));
+        assert_eq!(cache.capacity(), bound);
         assert_eq!(
             format!("{cache:?}"),
-            format!(
-                "DecodedBlocks {{ capacity: {}, bytes: 0 }}",
-                SHARDS * block_cost(10) - 1
-            )
+            format!("DecodedBlocks {{ capacity: {bound}, bytes: {SLOT_OVERHEAD} }}")
         );
     }
 }

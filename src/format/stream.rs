@@ -808,7 +808,19 @@ impl StreamReader {
         source: &S,
         position: u64,
     ) -> Result<u16, FormatError> {
-        let (block, mut offset) = self.locate(source, position)?;
+        let (block, offset) = self.locate(source, position)?;
+        let (symbol, inside) = self.symbol_in(source, block, offset)?;
+        Ok(self.descend(symbol, inside))
+    }
+
+    /// The symbol holding `offset` in `block` and the offset inside it,
+    /// decoding from the block's start.
+    fn symbol_in<S: Source + ?Sized>(
+        &self,
+        source: &S,
+        block: u64,
+        mut offset: u64,
+    ) -> Result<(u16, u32), FormatError> {
         let bytes = self.block(source, block)?;
         let mut bits = Bits::new(&bytes[..bytes.len() - 2]);
         loop {
@@ -816,15 +828,16 @@ impl StreamReader {
                 .next_symbol(&mut bits)
                 .ok_or_else(|| self.corrupt(block))?;
             if offset < span {
-                return Ok(self.descend(symbol, offset as u32));
+                return Ok((symbol, offset as u32));
             }
             offset -= span;
         }
     }
 
     /// The code at `position`, its block's symbols held in `cache` as
-    /// `file`'s: the block is decoded whole the first time, and found by a
-    /// binary search while the cache holds it (see the decoded module).
+    /// `file`'s: the block's first read decodes up to the position, its
+    /// second decodes it whole, and later reads find the symbol by a binary
+    /// search while the cache holds it (see the decoded module).
     pub(super) fn code_at_held<S: Source + ?Sized>(
         &self,
         source: &S,
@@ -837,6 +850,7 @@ impl StreamReader {
             file,
             block as u32,
             offset,
+            || self.symbol_in(source, block, offset),
             || self.decode_block(source, block),
             || self.corrupt(block),
         )?;
@@ -856,7 +870,8 @@ impl StreamReader {
         ));
         let bytes = self.block(source, block)?;
         let mut bits = Bits::new(&bytes[..bytes.len() - 2]);
-        let mut symbols = Vec::new();
+        // Room for two symbols a byte: one allocation for most blocks.
+        let mut symbols = Vec::with_capacity(2 * bytes.len());
         let mut end = 0;
         while end < count {
             let (symbol, span) = self

@@ -123,8 +123,8 @@ enum Access {
 pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
 /// The default bound of [`Tablebase::open`]'s cache of decoded DTZ blocks
-/// ([`Tablebase::with_decoded_cache`]): 16 MiB.
-pub const DEFAULT_DECODED_BYTES: usize = 16 << 20;
+/// ([`Tablebase::with_decoded_cache`]): 4 MiB.
+pub const DEFAULT_DECODED_BYTES: usize = 4 << 20;
 
 impl Tablebase {
     /// Tables in `dir`, built for `rule`. Opens no table yet.
