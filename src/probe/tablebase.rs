@@ -9,14 +9,14 @@
 //!
 //! * [`Tablebase::open`] maps them read-only into memory: the fastest
 //!   probes. A WDL probe decodes one small block in place and keeps
-//!   nothing, with no lock on its path; a DTZ read keeps its decoded block
-//!   in a cache of at most [`DEFAULT_DECODED_BYTES`] for all tables
-//!   ([`Tablebase::with_decoded_cache`] sets the bound; sharded locks), so
-//!   the one-ply search of a side whose DTZ the file does not keep reads
-//!   held blocks instead of decoding them. Memory is the file pages the
-//!   kernel keeps mapped (reclaimable), that cache, and each opened
-//!   stream's symbol table (a few to a few tens of KiB). **The contract of a memory map**: the
-//!   files must not be truncated or rewritten in place while they are open
+//!   nothing, with no lock on its path; a DTZ block read a second time is
+//!   kept decoded in a cache of at most [`DEFAULT_DECODED_BYTES`] for all
+//!   tables ([`Tablebase::with_decoded_cache`] sets the bound; sharded
+//!   locks), so the one-ply search of a side whose DTZ the file does not
+//!   keep reads held blocks instead of decoding them. Memory is the file
+//!   pages the kernel keeps mapped (reclaimable), that cache, and each
+//!   opened stream's symbol table (a few to a few tens of KiB). **The
+//!   contract of a memory map**: the files must not be truncated or rewritten in place while they are open
 //!   (replacing a file by renaming another over it is safe). If one is,
 //!   the process may be killed by SIGBUS. dtz50 writes its files
 //!   atomically, so only another program can break this; engines accept
