@@ -755,22 +755,24 @@ fn held_dtz_blocks_read_as_decoding_them_does() {
 fn a_corrupt_dtz_block_is_never_held() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("KQvK.dtz50");
-    let mut bytes = std::fs::read(file_path(Rule::Fifty, "KQvK")).expect("file");
-    // The kept DTZ stream's place (the third or fourth of the trailer's):
-    // its blocks' offset, then its head's.
-    let trailer = bytes.len() - TRAILER_LEN;
-    let field = |at: usize| {
-        u64::from_le_bytes(bytes[trailer + at..trailer + at + 8].try_into().expect("8")) as usize
-    };
-    let place = [64, 96]
-        .into_iter()
-        .find(|&p| field(p) != 0)
-        .expect("a DTZ stream is kept");
-    let (blocks, head) = (field(place), field(place + 16));
-    assert!(blocks < head);
-    for byte in &mut bytes[blocks..head] {
-        *byte ^= 0x5a;
-    }
+    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |bytes| {
+        // The kept DTZ stream's place (the third or fourth of the
+        // trailer's): its blocks' offset, then its head's.
+        let trailer = bytes.len() - TRAILER_LEN;
+        let field = |at: usize| {
+            let at = trailer + at;
+            u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8")) as usize
+        };
+        let place = [64, 96]
+            .into_iter()
+            .find(|&p| field(p) != 0)
+            .expect("a DTZ stream is kept");
+        let (blocks, head) = (field(place), field(place + 16));
+        assert!(blocks < head);
+        for byte in &mut bytes[blocks..head] {
+            *byte ^= 0x5a;
+        }
+    });
     std::fs::write(&path, &bytes).expect("write");
     let tables = Tablebase::open(dir.path(), Rule::Fifty).expect("dir");
     let pos = common::fen("8/8/8/8/8/2k5/8/KQ6 w - - 0 1");

@@ -331,7 +331,7 @@ mod tests {
         for b in 0..20_000 {
             read(&cache, &counts, 0, b / 2 % 997, 0).expect("in the block");
             assert!(cache.bytes() <= bound);
-            // Block 0 is read between every two others: it must stay held.
+            // Block 0 is read after every read of another: it must stay held.
             read(&cache, &counts, 0, 0, 0).expect("in the block");
         }
         let held = lock(&cache.shards[shard_of(0)]);
