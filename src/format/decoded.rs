@@ -7,7 +7,8 @@
 //! symbols, which made decoding half of a hot DTZ probe (KQvKR, see
 //! BENCHMARKS.md). A [`DecodedBlocks`] keeps, for each block read twice,
 //! where each of its symbols ends; a read of a held block finds its
-//! symbol by a binary search instead of decoding. A block's first read
+//! symbol by counting the ends before it instead of decoding. A block's
+//! first read
 //! decodes up to its position, as a read without the cache does, and
 //! leaves a mark; the second decodes the whole block and holds it. So an
 //! engine's cold probes, most of them the first read of their block in a
@@ -18,9 +19,9 @@
 //! touch of its block, would pay for decoding whole blocks.
 //!
 //! The cache holds at most a given number of bytes for all files together
-//! (each block's four bytes a symbol plus [`SLOT_OVERHEAD`], a mark the
-//! overhead alone), in shards of
-//! equal bounds with a lock each, so that threads probing different
+//! (each block's four bytes a symbol, two for its end and two for it,
+//! plus [`SLOT_OVERHEAD`], a mark the overhead alone), in shards of equal
+//! bounds with a lock each, so that threads probing different
 //! blocks seldom wait for each other; a full shard drops blocks not used
 //! since the clock hand last passed them (the CLOCK approximation of least
 //! recently used). A block is decoded only after its checksum passed, so a
@@ -63,13 +64,13 @@ struct Slot {
     key: u64,
     /// Read since the clock hand last passed.
     used: bool,
-    /// The block's symbols; `None` for a mark.
-    symbols: Option<Box<[u32]>>,
+    /// The block as held ([`DecodedBlock::held`]); `None` for a mark.
+    symbols: Option<Box<[u16]>>,
 }
 
 impl Slot {
     fn cost(&self) -> usize {
-        block_cost(self.symbols.as_ref().map_or(0, |s| s.len()))
+        block_cost(self.symbols.as_ref().map_or(0, |s| s.len() / 2))
     }
 }
 
@@ -78,21 +79,59 @@ fn block_cost(symbols: usize) -> usize {
     4 * symbols + SLOT_OVERHEAD
 }
 
-/// A decoded block's symbol `symbol` ending at position `end` of the
-/// block (the positions before it and its own), packed so that a binary
-/// search compares ends alone.
-pub(super) fn decoded_symbol(end: u64, symbol: u16) -> u32 {
-    debug_assert!(end <= u64::from(u16::MAX));
-    (end as u32) << 16 | u32::from(symbol)
+/// A whole block's symbols, pushed in order with where each ends (the
+/// positions before it and its own), as `decode_whole` gives them to
+/// [`DecodedBlocks::symbol_at`].
+#[derive(Debug, Default)]
+pub(super) struct DecodedBlock {
+    ends: Vec<u16>,
+    symbols: Vec<u16>,
 }
 
-/// In a decoded block, the symbol holding `offset` and the offset inside
-/// it; `None` past the block's last position.
-fn find(symbols: &[u32], offset: u64) -> Option<(u16, u32)> {
-    let at = symbols.partition_point(|&s| u64::from(s >> 16) <= offset);
+impl DecodedBlock {
+    /// An empty block with room for `symbols` symbols.
+    pub(super) fn with_capacity(symbols: usize) -> DecodedBlock {
+        DecodedBlock {
+            ends: Vec::with_capacity(symbols),
+            symbols: Vec::with_capacity(symbols),
+        }
+    }
+
+    /// Append `symbol`, ending at position `end` of the block.
+    pub(super) fn push(&mut self, end: u64, symbol: u16) {
+        debug_assert!(end <= u64::from(u16::MAX));
+        self.ends.push(end as u16);
+        self.symbols.push(symbol);
+    }
+
+    /// The block as held: every end, then every symbol. A read counts the
+    /// ends at or before its offset, reading the ends' cache lines all at
+    /// once rather than one after another as a binary search would (held
+    /// blocks are read at random, so each line is a likely cache miss).
+    fn held(self) -> Box<[u16]> {
+        let mut held = Vec::with_capacity(2 * self.ends.len());
+        held.extend_from_slice(&self.ends);
+        held.extend_from_slice(&self.symbols);
+        held.into_boxed_slice()
+    }
+}
+
+/// In a held block, the symbol holding `offset` and the offset inside it;
+/// `None` past the block's last position.
+fn find(held: &[u16], offset: u64) -> Option<(u16, u32)> {
+    let (ends, symbols) = held.split_at(held.len() / 2);
+    // Positions in a block fit in u16: past the last end if not.
+    let offset = u16::try_from(offset).ok()?;
+    // Counted in u16 (a block holds fewer than 2^16 symbols), so that the
+    // compiler counts eight ends an instruction.
+    let at = usize::from(
+        ends.iter()
+            .map(|&end| u16::from(end <= offset))
+            .fold(0u16, u16::wrapping_add),
+    );
     let found = *symbols.get(at)?;
-    let start = at.checked_sub(1).map_or(0, |before| symbols[before] >> 16);
-    Some((found as u16, offset as u32 - start))
+    let start = at.checked_sub(1).map_or(0, |before| ends[before]);
+    Some((found, u32::from(offset - start)))
 }
 
 impl DecodedBlocks {
@@ -138,7 +177,7 @@ impl DecodedBlocks {
         block: u32,
         offset: u64,
         decode_one: impl FnOnce() -> Result<(u16, u32), E>,
-        decode_whole: impl FnOnce() -> Result<Vec<u32>, E>,
+        decode_whole: impl FnOnce() -> Result<DecodedBlock, E>,
         past_end: impl FnOnce() -> E,
     ) -> Result<(u16, u32), E> {
         let key = file << 32 | u64::from(block);
@@ -162,7 +201,7 @@ impl DecodedBlocks {
                 }
             }
         }
-        let symbols = decode_whole()?.into_boxed_slice();
+        let symbols = decode_whole()?.held();
         let found = find(&symbols, offset).ok_or_else(past_end)?;
         lock(shard).insert(key, Some(symbols), bound);
         Ok(found)
@@ -183,14 +222,14 @@ impl Shard {
     /// Hold `symbols` (or a mark) as block `key`, in place of its mark,
     /// dropping blocks until the shard's `bound` holds; nothing changes
     /// if the block is held already (another thread was first).
-    fn insert(&mut self, key: u64, symbols: Option<Box<[u32]>>, bound: usize) {
+    fn insert(&mut self, key: u64, symbols: Option<Box<[u16]>>, bound: usize) {
         if let Some(&slot) = self.by_key.get(&key) {
             if self.slots[slot].symbols.is_some() || symbols.is_none() {
                 return;
             }
             self.remove(slot);
         }
-        let cost = block_cost(symbols.as_ref().map_or(0, |s| s.len()));
+        let cost = block_cost(symbols.as_ref().map_or(0, |s| s.len() / 2));
         if cost > bound {
             return;
         }
@@ -252,14 +291,14 @@ mod tests {
     use super::*;
 
     /// A block of `n` symbols, symbol `k` standing for `k + 1` positions.
-    fn block(n: u16) -> Vec<u32> {
+    fn block(n: u16) -> DecodedBlock {
+        let mut block = DecodedBlock::with_capacity(n.into());
         let mut end = 0;
-        (0..n)
-            .map(|k| {
-                end += u64::from(k) + 1;
-                decoded_symbol(end, k)
-            })
-            .collect()
+        for k in 0..n {
+            end += u64::from(k) + 1;
+            block.push(end, k);
+        }
+        block
     }
 
     /// A read of block `b` of `file` (10 symbols), counting each kind of
@@ -273,7 +312,7 @@ mod tests {
     ) -> Result<(u16, u32), ()> {
         let one = || {
             counts.set((counts.get().0 + 1, counts.get().1));
-            find(&block(10), offset).ok_or(())
+            find(&block(10).held(), offset).ok_or(())
         };
         let whole = || {
             counts.set((counts.get().0, counts.get().1 + 1));
@@ -306,7 +345,7 @@ mod tests {
     #[test]
     fn a_decoding_error_is_returned_and_nothing_held() {
         let cache = DecodedBlocks::new(1 << 20);
-        let never = || -> Result<Vec<u32>, &str> { unreachable!("a first read") };
+        let never = || -> Result<DecodedBlock, &str> { unreachable!("a first read") };
         let got = cache.symbol_at(0, 0, 0, || Err("corrupt"), never, || "past");
         assert_eq!((got, cache.bytes()), (Err("corrupt"), 0), "no mark");
         assert_eq!(

@@ -40,7 +40,7 @@
 //! it) and decodes symbols in that block up to its position: no
 //! decompression of anything else. A reader may hold decoded DTZ blocks
 //! in a bounded [`DecodedBlocks`] cache (as [`crate::probe::Tablebase::open`]
-//! does), where a read finds its symbol by a binary search; nothing else
+//! does), where a read finds its symbol among the ends held; nothing else
 //! decoded is kept.
 //!
 //! ```text

@@ -24,7 +24,7 @@ use rayon::prelude::*;
 
 use super::{
     FormatError, MIN_BLOCK_LEN,
-    decoded::{DecodedBlocks, decoded_symbol},
+    decoded::{DecodedBlock, DecodedBlocks},
     grammar::{Grammar, MAX_SYMBOL_LEN, MAX_SYMBOLS},
     huffman::{Decoder, MAX_CODE_LEN, canonical_codes, code_lengths},
     source::Source,
@@ -857,21 +857,21 @@ impl StreamReader {
         Ok(self.descend(symbol, inside))
     }
 
-    /// Every symbol of `block` with where it ends in the block
-    /// ([`decoded_symbol`]), after its checksum.
+    /// Every symbol of `block` with where it ends in the block, after its
+    /// checksum.
     fn decode_block<S: Source + ?Sized>(
         &self,
         source: &S,
         block: u64,
-    ) -> Result<Vec<u32>, FormatError> {
+    ) -> Result<DecodedBlock, FormatError> {
         let count = u64::from(u16_at(
             &self.table_bytes(source, self.counts_offset + 2 * block, 2)?,
             0,
         ));
         let bytes = self.block(source, block)?;
         let mut bits = Bits::new(&bytes[..bytes.len() - 2]);
-        // Room for two symbols a byte: one allocation for most blocks.
-        let mut symbols = Vec::with_capacity(2 * bytes.len());
+        // Room for two symbols a byte: no growing for most blocks.
+        let mut symbols = DecodedBlock::with_capacity(2 * bytes.len());
         let mut end = 0;
         while end < count {
             let (symbol, span) = self
@@ -881,7 +881,7 @@ impl StreamReader {
             if end > count {
                 return Err(self.corrupt(block));
             }
-            symbols.push(decoded_symbol(end, symbol));
+            symbols.push(end, symbol);
         }
         Ok(symbols)
     }
