@@ -285,8 +285,10 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
     let best: Cell<Option<Dtz>> = Cell::new(None);
     let prefer = |score: Dtz| best.set(Some(best.get().map_or(score, |b| b.prefer(score))));
     // A loss's quiet moves into kept wins that a zeroing move may decide:
-    // (kept DTZ, WDL, position reached).
-    let mut bounded: Vec<(Dtz, Wdl, Chess)> = Vec::new();
+    // (kept DTZ, WDL, move). The move, not the position it reaches, is
+    // kept: most are never looked at again, and positions are large to
+    // copy and sort.
+    let mut bounded: Vec<(Dtz, Wdl, Move)> = Vec::new();
     // In a win, nothing beats a move as fast as a win of its kind can be
     // (`Dtz::fastest`: a mate, or a zeroing move into a loss, or into a
     // blessed loss for a cursed win): zeroing moves, which need only WDL,
@@ -323,7 +325,7 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
             match store.kept_dtz(after.board(), after.turn(), wdl)? {
                 KeptDtz::Exact(Dtz(-1)) if after.is_checkmate() => prefer(Dtz(1)),
                 KeptDtz::Exact(dtz) => prefer(Dtz::of_move(Successor::Quiet(dtz), rule)),
-                KeptDtz::UnlessZeroing(kept) => bounded.push((kept, wdl, after)),
+                KeptDtz::UnlessZeroing(kept) => bounded.push((kept, wdl, *mv)),
                 KeptDtz::Moves => prefer(score_move(store, pos, mv)?),
             }
             continue;
@@ -331,7 +333,9 @@ pub fn dtz_by_moves<S: StoredValues + ?Sized>(
         prefer(score_move(store, pos, mv)?);
     }
     bounded.sort_by_key(|&(kept, _, _)| std::cmp::Reverse(kept));
-    for (kept, wdl, after) in bounded {
+    for (kept, wdl, mv) in bounded {
+        let mut after = pos.clone();
+        after.play_unchecked(mv);
         let decided = won_by_zeroing(store, &after, wdl)?;
         prefer(Dtz::of_move(
             Successor::Quiet(decided.unwrap_or(kept)),
