@@ -749,6 +749,47 @@ fn held_dtz_blocks_read_as_decoding_them_does() {
     );
 }
 
+/// DTZ located on the board in the DTZ stream's own order reads what the
+/// WDL index mapped to that order reads: every position of KQvK, KRvK
+/// and KPvK (the first two keep DTZ in another order than WDL), both
+/// sides to move, as given and with the colours swapped, for each WDL.
+#[test]
+fn dtz_located_in_its_own_order_reads_as_through_the_wdl_index() {
+    let tb = &tables(Rule::Fifty).1;
+    let mut read = 0u64;
+    for name in ["KQvK", "KRvK", "KPvK"] {
+        let material: Material = name.parse().expect("material");
+        let file = tb.table(&material).expect("generated");
+        let layout = file.layout(Color::White);
+        for index in 0..layout.size() {
+            let placement = layout.decode(TableIndex(index));
+            for turn in Color::ALL {
+                let Some(pos) = layout.position(&placement, turn) else {
+                    continue;
+                };
+                let swapped = pos.board().clone().into_mirrored();
+                for (board, turn) in [(pos.board(), turn), (&swapped, turn.other())] {
+                    let (kept_turn, kept_index) = file.locate(board, turn).expect("this table");
+                    for wdl in [Wdl::Win, Wdl::Draw, Wdl::Loss] {
+                        let want = file.dtz_given(kept_turn, kept_index, wdl).expect("dtz");
+                        let got = file.dtz_of_board(board, turn, wdl).expect("this table");
+                        assert_eq!(got.expect("dtz"), want, "{name} {index} {turn:?} {wdl:?}");
+                        read += u64::from(want.is_some_and(|dtz| dtz != Dtz(0)));
+                    }
+                }
+            }
+        }
+    }
+    // Most reads are of the kept side's codes, not draws or the other side.
+    assert!(read > 300_000, "{read}");
+    // Another material is not this table's, in either colours.
+    let kqvk = tb.table(&"KQvK".parse().expect("material")).expect("KQvK");
+    let krvk: shakmaty::Board = "8/8/8/4k3/8/8/8/R3K3".parse().expect("board");
+    for board in [krvk.clone(), krvk.into_mirrored()] {
+        assert!(kqvk.dtz_of_board(&board, Color::White, Wdl::Win).is_none());
+    }
+}
+
 /// A damaged DTZ block read through the cache of decoded blocks is an
 /// error naming the file and section, every time: nothing is held from it.
 #[test]

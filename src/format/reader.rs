@@ -405,12 +405,57 @@ impl<S: Source> TableFile<S> {
         wdl: Wdl,
     ) -> Result<Option<Dtz>, FormatError> {
         let (turn, index) = self.kept_place(turn, index.0);
+        self.dtz_read(turn, wdl, || self.stream_index(Section::Dtz, turn, index))
+    }
+
+    /// [`TableFile::dtz_given`] of `board` with `turn` to move, located in
+    /// the kept DTZ stream's own order of digits: where it differs from the
+    /// WDL stream's, this saves the way through the WDL index and back
+    /// (decoding it, re-encoding in the other order): a one-ply DTZ search
+    /// reads the kept DTZ after each quiet move this way. `None` if the
+    /// material is not this table's.
+    ///
+    /// # Errors
+    /// As [`TableFile::dtz_given`].
+    pub fn dtz_of_board(
+        &self,
+        board: &Board,
+        turn: Color,
+        wdl: Wdl,
+    ) -> Option<Result<Option<Dtz>, FormatError>> {
+        if self.mirrored || self.to_dtz.is_none() {
+            let (turn, index) = self.locate(board, turn)?;
+            return Some(self.dtz_given(turn, index, wdl));
+        }
+        // As in `locate`: the board in its own colours first, then with
+        // them swapped.
+        let layout = &self.dtz_layout;
+        let (turn, placement) = match layout.placement(board) {
+            Some(placement) => (turn, placement),
+            None => (
+                turn.other(),
+                layout.placement(&board.clone().into_mirrored())?,
+            ),
+        };
+        let index = layout.encode(&placement)?;
+        Some(self.dtz_read(turn, wdl, || layout.sorted_identical(index.0)))
+    }
+
+    /// The DTZ kept with `turn` to move (a kept place) for a position whose
+    /// WDL is `wdl`, at the DTZ stream's position `at` (asked only where a
+    /// code is read).
+    fn dtz_read(
+        &self,
+        turn: Color,
+        wdl: Wdl,
+        at: impl FnOnce() -> u64,
+    ) -> Result<Option<Dtz>, FormatError> {
         let code = match wdl {
             Wdl::Draw => 0,
             _ if turn != self.dtz_side => return Ok(None),
             _ => {
                 let stream = self.stream(Section::Dtz, turn)?;
-                let at = self.stream_index(Section::Dtz, turn, index);
+                let at = at();
                 match &self.decoded {
                     None => stream.code_at(&self.source, at)?,
                     Some((cache, file)) => stream.code_at_held(&self.source, at, cache, *file)?,

@@ -595,9 +595,13 @@ impl StoredValues for Tablebase {
     }
 
     fn kept_dtz(&self, board: &Board, turn: Color, wdl: Wdl) -> Result<KeptDtz, ProbeError> {
-        let dtz = self.stored(board, turn, |file, turn, index| {
-            file.dtz_given(turn, index, wdl)
-        })?;
+        let material = Material::from_board(board).normalized();
+        let table = self.open_table(&material)?;
+        let dtz = table
+            .file
+            .dtz_of_board(board, turn, wdl)
+            .ok_or(ProbeError::NoValue { material })?
+            .map_err(|source| table.bad_file(source))?;
         Ok(self.kept_dtz_of(dtz, wdl))
     }
 
