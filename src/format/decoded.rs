@@ -51,19 +51,23 @@ pub struct DecodedBlocks {
 /// One lock's share of the blocks.
 #[derive(Default)]
 struct Shard {
-    slots: Vec<Slot>,
-    /// Block key → its slot.
-    by_key: FxHashMap<u64, usize>,
-    /// The clock hand: the next slot an eviction looks at.
+    /// Block key → the block. The held symbols are reached from the map
+    /// entry itself: a read's loads that wait on each other (map, block,
+    /// symbol) are as few as they can be; marking the block used is a
+    /// store, which no load waits for.
+    by_key: FxHashMap<u64, Slot>,
+    /// The clock: each block's key and whether it was read since the hand
+    /// last passed.
+    clock: Vec<(u64, bool)>,
+    /// The clock hand: the next place an eviction looks at.
     hand: usize,
     bytes: usize,
 }
 
 /// A held block, or the mark of a block read once.
 struct Slot {
-    key: u64,
-    /// Read since the clock hand last passed.
-    used: bool,
+    /// Its place in the clock.
+    at: usize,
     /// The block as held ([`DecodedBlock::held`]); `None` for a mark.
     symbols: Option<Box<[u16]>>,
 }
@@ -164,9 +168,8 @@ impl DecodedBlocks {
     /// The symbol holding `offset` in `block` of `file`'s DTZ stream and
     /// the offset inside it: found in the held block; on the block's first
     /// read, what `decode_one` gives (a mark is left if it succeeds); on
-    /// its second, found in what `decode_whole` gives (each symbol of the
-    /// block, ascending, as [`decoded_symbol`] packs it), which is then
-    /// held.
+    /// its second, found in what `decode_whole` gives (every symbol of the
+    /// block, in order, with its end), which is then held.
     ///
     /// # Errors
     /// What the decoding returns, or `past_end` if the block ends before
@@ -192,12 +195,14 @@ impl DecodedBlocks {
                     lock(shard).insert(key, None, bound);
                     return Ok(found);
                 }
-                Some(&slot) => {
-                    let slot = &mut held.slots[slot];
-                    slot.used = true;
-                    if let Some(symbols) = &slot.symbols {
-                        return find(symbols, offset).ok_or_else(past_end);
+                Some(slot) => {
+                    let (at, symbols) = (slot.at, &slot.symbols);
+                    if let Some(symbols) = symbols {
+                        let found = find(symbols, offset).ok_or_else(past_end);
+                        held.clock[at].1 = true;
+                        return found;
                     }
+                    held.clock[at].1 = true;
                 }
             }
         }
@@ -223,11 +228,11 @@ impl Shard {
     /// dropping blocks until the shard's `bound` holds; nothing changes
     /// if the block is held already (another thread was first).
     fn insert(&mut self, key: u64, symbols: Option<Box<[u16]>>, bound: usize) {
-        if let Some(&slot) = self.by_key.get(&key) {
-            if self.slots[slot].symbols.is_some() || symbols.is_none() {
+        if let Some(slot) = self.by_key.get(&key) {
+            if slot.symbols.is_some() || symbols.is_none() {
                 return;
             }
-            self.remove(slot);
+            self.remove(slot.at);
         }
         let cost = block_cost(symbols.as_ref().map_or(0, |s| s.len() / 2));
         if cost > bound {
@@ -236,25 +241,22 @@ impl Shard {
         while self.bytes + cost > bound {
             self.evict_one();
         }
-        self.by_key.insert(key, self.slots.len());
-        self.slots.push(Slot {
-            key,
-            used: false,
-            symbols,
-        });
+        let at = self.clock.len();
+        self.by_key.insert(key, Slot { at, symbols });
+        self.clock.push((key, false));
         self.bytes += cost;
     }
 
     /// Drop the first block at or past the hand not used since the hand
-    /// last passed it, clearing the marks it passes.
+    /// last passed it, clearing the used flags it passes.
     fn evict_one(&mut self) {
         loop {
-            if self.hand >= self.slots.len() {
+            if self.hand >= self.clock.len() {
                 self.hand = 0;
             }
-            let slot = &mut self.slots[self.hand];
-            if slot.used {
-                slot.used = false;
+            let (_, used) = &mut self.clock[self.hand];
+            if *used {
+                *used = false;
                 self.hand += 1;
                 continue;
             }
@@ -263,12 +265,15 @@ impl Shard {
         }
     }
 
-    /// Drop the block (or mark) in `slot`.
-    fn remove(&mut self, slot: usize) {
-        let gone = self.slots.swap_remove(slot);
-        self.by_key.remove(&gone.key);
-        if let Some(moved) = self.slots.get(slot) {
-            self.by_key.insert(moved.key, slot);
+    /// Drop the block (or mark) at place `at` of the clock.
+    fn remove(&mut self, at: usize) {
+        let (key, _) = self.clock.swap_remove(at);
+        let gone = self
+            .by_key
+            .remove(&key)
+            .expect("every key in the clock is held");
+        if let Some(&(moved, _)) = self.clock.get(at) {
+            self.by_key.get_mut(&moved).expect("held").at = at;
         }
         self.bytes -= gone.cost();
     }
@@ -375,7 +380,7 @@ mod tests {
         }
         let held = lock(&cache.shards[shard_of(0)]);
         assert!(
-            held.slots[held.by_key[&0]].symbols.is_some(),
+            held.by_key[&0].symbols.is_some(),
             "a block read often stays"
         );
         drop(held);
@@ -384,11 +389,11 @@ mod tests {
             assert!(shard.bytes <= bound / SHARDS);
             assert_eq!(
                 shard.bytes,
-                shard.slots.iter().map(Slot::cost).sum::<usize>()
+                shard.by_key.values().map(Slot::cost).sum::<usize>()
             );
-            assert_eq!(shard.by_key.len(), shard.slots.len());
-            for (k, slot) in shard.slots.iter().enumerate() {
-                assert_eq!(shard.by_key[&slot.key], k);
+            assert_eq!(shard.by_key.len(), shard.clock.len());
+            for (at, (key, _)) in shard.clock.iter().enumerate() {
+                assert_eq!(shard.by_key[key].at, at);
             }
         }
     }
