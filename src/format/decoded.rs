@@ -8,11 +8,10 @@
 //! BENCHMARKS.md). A [`DecodedBlocks`] keeps, for each block read twice,
 //! where each of its symbols ends; a read of a held block finds its
 //! symbol by counting the ends before it instead of decoding. A block's
-//! first read
-//! decodes up to its position, as a read without the cache does, and
-//! leaves a mark; the second decodes the whole block and holds it. So an
-//! engine's cold probes, most of them the first read of their block in a
-//! large table, pay only for the mark.
+//! first read decodes up to its position, as a read without the cache
+//! does, and leaves a mark; the second decodes the whole block and holds
+//! it. So an engine's cold probes, most of them the first read of their
+//! block in a large table, pay only for the mark.
 //!
 //! Only DTZ streams use it: a WDL block is at most 64 bytes, a WDL read
 //! decodes a few symbols, and an engine's first WDL probes, each the first
