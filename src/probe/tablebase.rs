@@ -322,17 +322,33 @@ impl Tablebase {
     }
 
     fn open_table(&self, material: &Material) -> Result<&OpenTable, ProbeError> {
-        let missing = || ProbeError::MissingTable {
-            material: *material,
-            dir: Some(self.dir.clone()),
-        };
-        let slot = self.tables.get(material).ok_or_else(missing)?;
-        if let Some(table) = slot.get() {
-            return Ok(table);
+        let slot = self
+            .tables
+            .get(material)
+            .ok_or_else(|| self.missing(material))?;
+        match slot.get() {
+            Some(table) => Ok(table),
+            None => self.open_into(material, slot),
         }
+    }
+
+    /// Open the table of `material` into its `slot`: the first probe of a
+    /// table only. Apart from [`Tablebase::open_table`], which every read
+    /// asks, so that its stack frame stays small (opening a file needs
+    /// kilobytes of stack, which the processor would otherwise touch on
+    /// every read).
+    #[cold]
+    #[inline(never)]
+    fn open_into<'t>(
+        &self,
+        material: &Material,
+        slot: &'t OnceLock<OpenTable>,
+    ) -> Result<&'t OpenTable, ProbeError> {
         let path = self.path_of(material);
         match std::fs::metadata(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(self.missing(material));
+            }
             Err(source) => return Err(ProbeError::Io { path, source }),
             Ok(meta) if !meta.is_file() => {
                 let what = file_kind(&meta);
@@ -350,6 +366,14 @@ impl Tablebase {
         }
         // Another thread may have opened it meanwhile; either copy will do.
         Ok(slot.get_or_init(|| OpenTable { path, file }))
+    }
+
+    /// The error for a table this directory does not have.
+    fn missing(&self, material: &Material) -> ProbeError {
+        ProbeError::MissingTable {
+            material: *material,
+            dir: Some(self.dir.clone()),
+        }
     }
 
     /// WDL with the clock at zero; reads only WDL (what a search wants).
