@@ -409,7 +409,7 @@ impl Layout {
     /// board is turned to put that king there) and the other is the lowest
     /// digit (the best orders of a study of 4-piece tables all put the
     /// kept side's king there, see BENCHMARKS.md), or any piece alone of
-    /// its kind leads, its entry `| LEAD_FLAG` ([`Lead`]); a pawn
+    /// its kind leads, its entry `| LEAD_FLAG` (`Lead`); a pawn
     /// table's kings may stand anywhere.
     /// Identical pieces must stay next to each other and in their own
     /// order, so that [`Layout::placement`] and
@@ -601,7 +601,7 @@ impl Layout {
     /// pair does not lead) holds a number above the last pair's, and, where
     /// a piece leads, those that turn further (the partner above the a1-h8
     /// diagonal while the leader stands on it) or whose kings share a
-    /// square or touch ([`Lead`]). They are stored as "don't care" and
+    /// square or touch (`Lead`). They are stored as "don't care" and
     /// never probed.
     #[inline]
     pub fn names_placement(&self, index: u64) -> bool {

@@ -126,16 +126,16 @@ const LARGE_PAIR_FINALISTS: usize = 2;
 pub enum OrderSearch {
     /// Every order estimated on a sample, the closest judged by the
     /// grammar of their whole stream (a table of at most
-    /// [`SAMPLE_RANKS_UP_TO`] positions per side); in a larger pawnless
+    /// `SAMPLE_RANKS_UP_TO` positions per side); in a larger pawnless
     /// table, its WDL's orders ranked again by a small grammar on a larger
     /// sample and the best judged by the grammar the writer would build,
     /// on windows it was not built from; else the first estimates' choice
-    /// within limits ([`KINGS_MOVE_GAIN`]).
+    /// within limits (`KINGS_MOVE_GAIN`).
     #[default]
     Sampled,
     /// As [`OrderSearch::Sampled`], except that a larger pawnless table's
-    /// DTZ finalists ([`LARGE_FINALISTS`]) are judged held out too
-    /// ([`InFileOrder::held_out_bytes`]), and may be led by any piece
+    /// DTZ finalists (`LARGE_FINALISTS`) are judged held out too
+    /// (`InFileOrder::held_out_bytes`), and may be led by any piece
     /// (format 13): KQRvKR takes 3.1 % and KRBvKR 1.5 % fewer bytes,
     /// KRNvKR 1.4 % and KRRvKR 1.1 % more, for 1.3 to 1.6 times the build
     /// time (see BENCHMARKS.md).
