@@ -195,13 +195,12 @@ impl DecodedBlocks {
                     return Ok(found);
                 }
                 Some(slot) => {
-                    let (at, symbols) = (slot.at, &slot.symbols);
-                    if let Some(symbols) = symbols {
-                        let found = find(symbols, offset).ok_or_else(past_end);
-                        held.clock[at].1 = true;
-                        return found;
-                    }
+                    let at = slot.at;
+                    let found = slot.symbols.as_deref().map(|symbols| find(symbols, offset));
                     held.clock[at].1 = true;
+                    if let Some(found) = found {
+                        return found.ok_or_else(past_end);
+                    }
                 }
             }
         }

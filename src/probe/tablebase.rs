@@ -16,11 +16,11 @@
 //!   keep reads held blocks instead of decoding them. Memory is the file
 //!   pages the kernel keeps mapped (reclaimable), that cache, and each
 //!   opened stream's symbol table (a few to a few tens of KiB). **The
-//!   contract of a memory map**: the files must not be truncated or rewritten in place while they are open
-//!   (replacing a file by renaming another over it is safe). If one is,
-//!   the process may be killed by SIGBUS. dtz50 writes its files
-//!   atomically, so only another program can break this; engines accept
-//!   it, as they do for Syzygy files.
+//!   contract of a memory map**: the files must not be truncated or
+//!   rewritten in place while they are open (replacing a file by renaming
+//!   another over it is safe). If one is, the process may be killed by
+//!   SIGBUS. dtz50 writes its files atomically, so only another program
+//!   can break this; engines accept it, as they do for Syzygy files.
 //! * [`Tablebase::open_positional`] reads them with positional reads
 //!   (`pread`) through one cache of file pages of bounded size: a
 //!   file truncated, rewritten or deleted under a long-running process
@@ -483,13 +483,18 @@ impl Tablebase {
         board: &Board,
         turn: Color,
     ) -> Result<(&OpenTable, Color, TableIndex), ProbeError> {
-        let material = Material::from_board(board).normalized();
-        let table = self.open_table(&material)?;
+        let (table, material) = self.table_of(board)?;
         let (turn, index) = table
             .file
             .locate(board, turn)
             .ok_or(ProbeError::NoValue { material })?;
         Ok((table, turn, index))
+    }
+
+    /// The table of `board`'s material, and that material (normalised).
+    fn table_of(&self, board: &Board) -> Result<(&OpenTable, Material), ProbeError> {
+        let material = Material::from_board(board).normalized();
+        Ok((self.open_table(&material)?, material))
     }
 
     /// Read one stored value with `read`.
@@ -619,8 +624,7 @@ impl StoredValues for Tablebase {
     }
 
     fn kept_dtz(&self, board: &Board, turn: Color, wdl: Wdl) -> Result<KeptDtz, ProbeError> {
-        let material = Material::from_board(board).normalized();
-        let table = self.open_table(&material)?;
+        let (table, material) = self.table_of(board)?;
         let dtz = table
             .file
             .dtz_of_board(board, turn, wdl)
