@@ -717,7 +717,10 @@ impl StreamReader {
     }
 
     /// `len` bytes of counts or index at `offset` (absolute), their
-    /// chunks checked first.
+    /// chunks checked first. Inlined into its callers: it is on every
+    /// read's path, and returning the bytes from a call stalled the load
+    /// that takes them (a store the processor could not forward).
+    #[inline(always)]
     fn table_bytes<'s, S: Source + ?Sized>(
         &self,
         source: &'s S,
@@ -727,7 +730,25 @@ impl StreamReader {
         let rel = offset - self.counts_offset;
         let first = (rel / CHUNK_LEN as u64) as usize;
         let last = ((rel + len as u64 - 1) / CHUNK_LEN as u64) as usize;
-        for chunk in first..=last {
+        let checked = |chunk: usize| {
+            self.checked[chunk / 64].load(Ordering::Relaxed) & 1u64 << (chunk % 64) != 0
+        };
+        if !(first..=last).all(checked) {
+            self.check_chunks(source, first..=last)?;
+        }
+        read(source, offset, len)
+    }
+
+    /// Check the counts and index chunks in `chunks` not checked yet
+    /// against their CRC-32s: once each while the file is open.
+    #[cold]
+    #[inline(never)]
+    fn check_chunks<S: Source + ?Sized>(
+        &self,
+        source: &S,
+        chunks: std::ops::RangeInclusive<usize>,
+    ) -> Result<(), FormatError> {
+        for chunk in chunks {
             let (word, bit) = (chunk / 64, 1u64 << (chunk % 64));
             if self.checked[word].load(Ordering::Relaxed) & bit != 0 {
                 continue;
@@ -746,7 +767,7 @@ impl StreamReader {
             }
             self.checked[word].fetch_or(bit, Ordering::Relaxed);
         }
-        read(source, offset, len)
+        Ok(())
     }
 
     /// The block holding `position`, and the position's offset in it.
