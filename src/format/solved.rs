@@ -144,10 +144,9 @@ pub enum OrderSearch {
 
 /// Positions per side up to which a stream in an order led by a piece
 /// reads the solved table in the file's order, unsorted: every table of
-/// 3-4 pieces (6.3 M positions a side at most), which the processor's
-/// caches mostly hold, so that sorting cost more than the misses it
-/// saved (`generate --pieces 4` 0.94× the time, same files); a
-/// five-piece table (over 100 M) is still read sorted.
+/// 3-4 pieces (6.3 M positions a side at most), where sorting cost more
+/// than the cache misses it saved (`generate --pieces 4` 0.94× the time,
+/// same files); a five-piece table (over 100 M) is still read sorted.
 const UNSORTED_READS_UP_TO: u64 = 1 << 24;
 
 /// What the writer needs of a solved table.
@@ -270,7 +269,8 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
     /// a table that reads faster in its own order needs,
     /// [`SolvedValues::reads_in_order`]); a reorder between frames (a
     /// leading piece) sorts the range's indices, mapped a run of 64 at a
-    /// time ([`Reorder::for_each_in_range`]).
+    /// time ([`Reorder::for_each_in_range`]), unless the table is small
+    /// ([`UNSORTED_READS_UP_TO`]).
     fn all_wanted(&self, id: StreamId, start: u64, len: usize) -> Vec<Wanted> {
         let end = start + len as u64;
         if self.to_solver.is_identity() {
