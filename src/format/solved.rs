@@ -293,7 +293,22 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
             }
             return wanted;
         }
-        if self.table.layout().size() <= UNSORTED_READS_UP_TO {
+        let sorted = self.table.layout().size() > UNSORTED_READS_UP_TO;
+        self.wanted_between_frames(id, start, len, sorted, wanted)
+    }
+
+    /// [`InFileOrder::all_wanted`] where the file's order leads by a piece:
+    /// the range's solver indices, mapped a run of 64 at a time, read as
+    /// they come or (`sorted`) in ascending order, into `wanted`.
+    fn wanted_between_frames(
+        &self,
+        id: StreamId,
+        start: u64,
+        len: usize,
+        sorted: bool,
+        mut wanted: Vec<Wanted>,
+    ) -> Vec<Wanted> {
+        if !sorted {
             self.to_solver
                 .for_each_in_range(start, len, |offset, solver| {
                     wanted[offset] = self.wanted(id, start + offset as u64, solver);
@@ -516,7 +531,7 @@ fn scatter(i: u64) -> u64 {
 }
 
 /// What a position's stored code may be.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wanted {
     /// This code.
     Exactly(u16),
@@ -904,6 +919,42 @@ mod tests {
             (vec![0], 64 * WINDOW)
         );
         assert_eq!(Estimate::Sample.windows(1000), (vec![0], 1000));
+    }
+
+    /// A stream led by a piece reads the same values unsorted (as a small
+    /// table does) as sorted (as a large one does): KQvKR led by the rook,
+    /// both sides, both sections, over ranges that start and end anywhere.
+    #[test]
+    fn unsorted_reads_want_what_sorted_reads_want() {
+        use crate::generate::{SolveOptions, TableSet, solve};
+        let material: crate::material::Material = "KQvKR".parse().expect("material");
+        let mut set = TableSet::new();
+        for sub in crate::material::Material::with_dependencies(&[material]) {
+            set.insert(solve(sub, &SolveOptions::default(), &set, &|_| {}).expect("solves"));
+        }
+        let table = set.get(&material).expect("solved");
+        let layout = Layout::with_order(material, &[LEAD_FLAG | 3, 1, 0, 2]).expect("order");
+        let file = InFileOrder::new(table, layout);
+        assert!(
+            !file.to_solver.is_shuffle(),
+            "the rook's lead turns the board"
+        );
+        let n = file.layout.size();
+        for id in StreamId::ALL {
+            let mut exact = 0;
+            for (start, len) in [(0, 4096), (n / 3 + 17, 100_003), (n - 777, 777)] {
+                let read = |sorted| {
+                    file.wanted_between_frames(id, start, len, sorted, vec![Wanted::Any; len])
+                };
+                let unsorted = read(false);
+                assert_eq!(unsorted, read(true), "{id:?} {start}");
+                exact += unsorted
+                    .iter()
+                    .filter(|w| matches!(w, Wanted::Exactly(_)))
+                    .count();
+            }
+            assert!(exact > 1000, "{id:?}: {exact} exact codes");
+        }
     }
 
     #[test]

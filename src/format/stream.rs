@@ -730,10 +730,7 @@ impl StreamReader {
         let rel = offset - self.counts_offset;
         let first = (rel / CHUNK_LEN as u64) as usize;
         let last = ((rel + len as u64 - 1) / CHUNK_LEN as u64) as usize;
-        let checked = |chunk: usize| {
-            self.checked[chunk / 64].load(Ordering::Relaxed) & 1u64 << (chunk % 64) != 0
-        };
-        if !(first..=last).all(checked) {
+        if !(first..=last).all(|chunk| self.chunk_checked(chunk)) {
             self.check_chunks(source, first..=last)?;
         }
         read(source, offset, len)
@@ -749,8 +746,7 @@ impl StreamReader {
         chunks: std::ops::RangeInclusive<usize>,
     ) -> Result<(), FormatError> {
         for chunk in chunks {
-            let (word, bit) = (chunk / 64, 1u64 << (chunk % 64));
-            if self.checked[word].load(Ordering::Relaxed) & bit != 0 {
+            if self.chunk_checked(chunk) {
                 continue;
             }
             let start = self.counts_offset + (chunk * CHUNK_LEN) as u64;
@@ -765,9 +761,15 @@ impl StreamReader {
                     ),
                 });
             }
-            self.checked[word].fetch_or(bit, Ordering::Relaxed);
+            self.checked[chunk / 64].fetch_or(1 << (chunk % 64), Ordering::Relaxed);
         }
         Ok(())
+    }
+
+    /// Whether counts and index chunk `chunk` passed its check already.
+    #[inline(always)]
+    fn chunk_checked(&self, chunk: usize) -> bool {
+        self.checked[chunk / 64].load(Ordering::Relaxed) & 1 << (chunk % 64) != 0
     }
 
     /// The block holding `position`, and the position's offset in it.
