@@ -5,16 +5,21 @@
 //!
 //! The writer builds the grammar from a sample of the stream: it counts
 //! adjacent pairs once, makes the most frequent ones that share no symbol
-//! new symbols, replaces them (left to right, greedily, updating the
-//! counts around each replacement) and repeats, pass after pass, until
-//! pairs are rare or [`MAX_SYMBOLS`] are made. It then encodes the whole stream one
-//! segment at a time by replaying the same passes, so memory stays
-//! bounded and segments can be encoded in parallel; the result is the
-//! same for any thread count.
+//! new symbols, replaces them (left to right, greedily) and repeats, pass
+//! after pass, until pairs are rare or [`MAX_SYMBOLS`] are made. The
+//! counts are kept up to date, not counted again: a pass gathers how they
+//! change in dense tables ([`PassChanges`]) and applies that to the
+//! map of pairs once per pair and neighbour, not once per replacement, and
+//! a pair too rare to become a symbol leaves the map for good (it can
+//! only get rarer). It then encodes the whole stream one segment at a
+//! time by replaying the same passes, so memory stays bounded and
+//! segments can be encoded in parallel; the result is the same for any
+//! thread count.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, hash_map::Entry},
     hash::{BuildHasherDefault, Hasher},
+    mem,
 };
 
 /// Symbols a grammar may have (terminals and pairs): a reader keeps them
@@ -93,22 +98,27 @@ impl Grammar {
             to_terminals(&symbol_of, seq);
         }
         let mut lens: Vec<u32> = vec![1; grammar.terminals.len()];
-        // Counted once, then kept up to date as pairs are replaced.
+        // The pairs that may still become symbols, counted once, then kept
+        // up to date as pairs are replaced. A pair of old symbols only
+        // ever gets rarer, and a pair with a new symbol is counted whole in
+        // the pass that makes the symbol: a pair rarer than `min_count`,
+        // or too long, never becomes a candidate again and leaves the map
+        // for good (most pairs are rare: the passes then scan fewer).
+        let min_count = min_count.max(1);
+        let candidate = |lens: &[u32], k: u32, count: u32| {
+            let (l, r) = unkey(k);
+            count >= min_count && lens[usize::from(l)] + lens[usize::from(r)] <= MAX_SYMBOL_LEN
+        };
         let mut counts: PairMap<u32> = PairMap::default();
         for seq in &seqs {
             for w in seq.windows(2) {
                 *counts.entry(key(w[0], w[1])).or_default() += 1;
             }
         }
+        counts.retain(|&k, &mut count| candidate(&lens, k, count));
+        let mut changes = PassChanges::default();
         while grammar.symbol_count() < max_symbols {
-            let mut best: Vec<(u32, u32)> = counts
-                .iter()
-                .filter(|&(&k, &c)| {
-                    let (l, r) = unkey(k);
-                    c >= min_count && lens[usize::from(l)] + lens[usize::from(r)] <= MAX_SYMBOL_LEN
-                })
-                .map(|(&k, &c)| (c, k))
-                .collect();
+            let mut best: Vec<(u32, u32)> = counts.iter().map(|(&k, &c)| (c, k)).collect();
             if best.is_empty() {
                 break;
             }
@@ -131,18 +141,21 @@ impl Grammar {
                 free
             });
             best.truncate(max_symbols - grammar.symbol_count());
-            // The pairs share no symbol: each left symbol starts one at most.
-            let mut by_left = vec![(NO_SYMBOL, NO_SYMBOL); grammar.symbol_count()];
+            let first_made = grammar.symbol_count() as u16;
             for &(_, k) in &best {
                 let (l, r) = unkey(k);
-                by_left[usize::from(l)] = (r, grammar.symbol_count() as u16);
                 grammar.pairs.push((l, r));
                 lens.push(lens[usize::from(l)] + lens[usize::from(r)]);
             }
             grammar.passes.push(best.len());
+            changes.start(
+                &grammar.pairs[grammar.pairs.len() - best.len()..],
+                first_made,
+            );
             for seq in &mut seqs {
-                replace_counting(seq, &by_left, &mut counts);
+                replace_counting(seq, &mut changes);
             }
+            changes.apply(&mut counts, |k, count| candidate(&lens, k, count));
         }
         (grammar, seqs)
     }
@@ -317,59 +330,229 @@ fn replace(seq: &mut Vec<u16>, pair: impl Fn(u16, u16) -> Option<u16>) {
 /// No symbol (symbols are below [`MAX_SYMBOLS`]).
 const NO_SYMBOL: u16 = u16::MAX;
 
-/// Replace pairs left to right, greedily, in place, as [`replace`] does:
-/// `by_left[l]` is `(r, made)` for the pair `(l, r)` that becomes `made`.
-/// `counts` (of every adjacent pair) is updated for the pairs that change:
-/// only those that touch a replaced pair, before or after.
-fn replace_counting(seq: &mut Vec<u16>, by_left: &[(u16, u16)], counts: &mut PairMap<u32>) {
-    // A pair no longer present leaves the map, which so holds the pairs
-    // of the sample as it is now (not every pair it ever had).
-    let remove = |counts: &mut PairMap<u32>, l: u16, r: u16| {
-        let k = key(l, r);
-        let count = counts.get_mut(&k).expect("a counted pair");
-        *count -= 1;
-        if *count == 0 {
-            counts.remove(&k);
-        }
-    };
+/// Replace the pairs `changes` was started with left to right, greedily,
+/// in place, as [`replace`] does, gathering in `changes` how the count of
+/// every adjacent pair changes: only the pairs that touch a replaced pair,
+/// before or after, and the replaced pairs themselves. The symbols between
+/// two replacements are found by a search that only reads, and moved as
+/// one copy.
+fn replace_counting(seq: &mut Vec<u16>, changes: &mut PassChanges) {
     let n = seq.len();
     let (mut read, mut write) = (0, 0);
     // Whether the last step made a symbol.
     let mut made_last = false;
-    while read < n {
-        // Everything at `read` and after is as it was: writes lag reads,
-        // and `seq[read - 1]` is the old value too (overwritten only by
-        // itself, before the first replacement).
-        let x = seq[read];
-        let (r, made) = by_left
-            .get(usize::from(x))
-            .copied()
-            .unwrap_or((NO_SYMBOL, 0));
-        if r != NO_SYMBOL && seq.get(read + 1) == Some(&r) {
-            if read > 0 && !made_last {
-                remove(counts, seq[read - 1], x);
-            }
-            remove(counts, x, r);
-            if let Some(&after) = seq.get(read + 2) {
-                remove(counts, r, after);
-            }
-            if write > 0 {
-                *counts.entry(key(seq[write - 1], made)).or_default() += 1;
-            }
-            seq[write] = made;
-            read += 2;
-            made_last = true;
-        } else {
+    loop {
+        // Everything at `read` and after is as it was, and so is
+        // `seq[read - 1]`: writes lag reads (a copy to the same place
+        // leaves it as it was).
+        let found = changes.next_pair(&seq[read..]).map(|at| read + at);
+        let end = found.unwrap_or(n);
+        if end > read {
             if made_last {
-                *counts.entry(key(seq[write - 1], x)).or_default() += 1;
+                let pair = changes.pair_made(seq[write - 1]);
+                changes.count(Side::After, pair, seq[read], Change::New);
             }
-            seq[write] = x;
-            read += 1;
+            seq.copy_within(read..end, write);
+            write += end - read;
+            read = end;
             made_last = false;
         }
+        if found.is_none() {
+            break;
+        }
+        let pair = changes.pair_of_left(seq[read]);
+        // The pair before, unless a replacement just took it.
+        if read > 0 && !made_last {
+            changes.count(Side::Before, pair, seq[read - 1], Change::Gone);
+        }
+        changes.replaced[pair] += 1;
+        if let Some(&after) = seq.get(read + 2) {
+            changes.count(Side::After, pair, after, Change::Gone);
+        }
+        if write > 0 {
+            changes.count(Side::Before, pair, seq[write - 1], Change::New);
+        }
+        seq[write] = changes.first_made + pair as u16;
         write += 1;
+        read += 2;
+        made_last = true;
     }
     seq.truncate(write);
+}
+
+/// Which neighbour of a pass's pair a count change is about.
+#[derive(Clone, Copy)]
+enum Side {
+    /// The symbol before the pair (or before the symbol it made).
+    Before,
+    /// The symbol after it.
+    After,
+}
+
+/// Whether a count change is an old adjacent pair gone or a new one made.
+#[derive(Clone, Copy)]
+enum Change {
+    /// A pair of old symbols, the pass's pair's half and its neighbour.
+    Gone = 0,
+    /// A pair of the symbol the pass made and its neighbour.
+    New = 1,
+}
+
+/// The pair-count changes of one pass, gathered by the pass's pair and
+/// the neighbouring symbol, then applied to the pair map at once
+/// ([`PassChanges::apply`]): one map update per pair and neighbour, not
+/// one per replacement. The tables are dense (pairs × symbols) and reused
+/// from pass to pass; only the cells a pass touched are read and cleared.
+struct PassChanges {
+    /// The pass's pairs, the `i`-th making symbol `first_made + i`.
+    pairs: Vec<(u16, u16)>,
+    /// The first symbol the pass makes.
+    first_made: u16,
+    /// The right symbol of the pass's pair each symbol is the left one
+    /// of, or [`NO_SYMBOL`] (the pairs share no symbol: a left symbol
+    /// starts one pair at most).
+    right_of: Box<SymbolTable>,
+    /// The pass's pair each symbol is the left one of, where it is.
+    pair_by_left: Box<SymbolTable>,
+    /// Symbols a neighbour may be: all of them, the pass's own included.
+    symbols: usize,
+    /// Cell `i * symbols + p`, by [`Side`]: how many `(p, l_i)` are gone
+    /// and `(p, made_i)` new (before), `(r_i, p)` gone and `(made_i, p)`
+    /// new (after), indexed by [`Change`].
+    cells: [Vec<[u32; 2]>; 2],
+    /// The cells touched since the pass started, by [`Side`].
+    touched: [Vec<u32>; 2],
+    /// How many times each pair was replaced.
+    replaced: Vec<u32>,
+}
+
+/// A `u16` for each symbol, with room to index it by a symbol's low 12
+/// bits (symbols are below [`MAX_SYMBOLS`]).
+type SymbolTable = [u16; SYMBOL_SLOTS];
+
+/// Entries of a [`SymbolTable`].
+const SYMBOL_SLOTS: usize = 4096;
+const _: () = assert!(MAX_SYMBOLS < SYMBOL_SLOTS);
+
+impl Default for PassChanges {
+    fn default() -> PassChanges {
+        PassChanges {
+            pairs: Vec::new(),
+            first_made: 0,
+            right_of: Box::new([NO_SYMBOL; SYMBOL_SLOTS]),
+            pair_by_left: Box::new([0; SYMBOL_SLOTS]),
+            symbols: 0,
+            cells: Default::default(),
+            touched: Default::default(),
+            replaced: Vec::new(),
+        }
+    }
+}
+
+impl PassChanges {
+    /// Start a pass making `pairs` (which share no symbol), the first of
+    /// them `first_made`.
+    fn start(&mut self, pairs: &[(u16, u16)], first_made: u16) {
+        for &(l, _) in &self.pairs {
+            self.right_of[usize::from(l)] = NO_SYMBOL;
+        }
+        for (i, &(l, r)) in pairs.iter().enumerate() {
+            debug_assert_eq!(
+                self.right_of[usize::from(l)],
+                NO_SYMBOL,
+                "pairs share a symbol"
+            );
+            self.right_of[usize::from(l)] = r;
+            self.pair_by_left[usize::from(l)] = i as u16;
+        }
+        self.pairs.clear();
+        self.pairs.extend_from_slice(pairs);
+        self.first_made = first_made;
+        self.symbols = usize::from(first_made) + pairs.len();
+        let cells = pairs.len() * self.symbols;
+        for side in &mut self.cells {
+            if side.len() < cells {
+                side.resize(cells, [0, 0]);
+            }
+        }
+        self.replaced.clear();
+        self.replaced.resize(pairs.len(), 0);
+    }
+
+    /// Where in `seq` the first of the pass's pairs starts, if anywhere.
+    #[inline]
+    fn next_pair(&self, seq: &[u16]) -> Option<usize> {
+        let right_of: &SymbolTable = &self.right_of;
+        seq.windows(2)
+            .position(|w| right_of[usize::from(w[0]) % SYMBOL_SLOTS] == w[1])
+    }
+
+    /// The index of the pass's pair whose left symbol is `left`.
+    #[inline]
+    fn pair_of_left(&self, left: u16) -> usize {
+        usize::from(self.pair_by_left[usize::from(left) % SYMBOL_SLOTS])
+    }
+
+    /// The index of the pass's pair that makes `made`.
+    #[inline]
+    fn pair_made(&self, made: u16) -> usize {
+        usize::from(made - self.first_made)
+    }
+
+    /// One more `change` of the pair of `pair`'s `side` and `neighbour`.
+    #[inline]
+    fn count(&mut self, side: Side, pair: usize, neighbour: u16, change: Change) {
+        let at = pair * self.symbols + usize::from(neighbour);
+        let cell = &mut self.cells[side as usize][at];
+        if *cell == [0, 0] {
+            self.touched[side as usize].push(at as u32);
+        }
+        cell[change as usize] += 1;
+    }
+
+    /// Apply the pass's changes to `counts`, which keeps only the pairs
+    /// that `keep` with their count (a counted pair missing from `counts`
+    /// was dropped, and stays so), and clear them for the next pass.
+    fn apply(&mut self, counts: &mut PairMap<u32>, keep: impl Fn(u32, u32) -> bool) {
+        for side in [Side::Before, Side::After] {
+            let mut touched = mem::take(&mut self.touched[side as usize]);
+            for at in touched.drain(..) {
+                let at = at as usize;
+                let (pair, neighbour) = (at / self.symbols, (at % self.symbols) as u16);
+                let [gone, new] = mem::take(&mut self.cells[side as usize][at]);
+                let (l, r) = self.pairs[pair];
+                let made = self.first_made + pair as u16;
+                let (old, made) = match side {
+                    Side::Before => (key(neighbour, l), key(neighbour, made)),
+                    Side::After => (key(r, neighbour), key(made, neighbour)),
+                };
+                subtract(counts, old, gone, &keep);
+                // The whole count of a pair with the symbol just made.
+                if keep(made, new) {
+                    let earlier = counts.insert(made, new);
+                    debug_assert!(earlier.is_none(), "a pair counted twice");
+                }
+            }
+            self.touched[side as usize] = touched;
+        }
+        for (&(l, r), &replaced) in self.pairs.iter().zip(&self.replaced) {
+            subtract(counts, key(l, r), replaced, &keep);
+        }
+    }
+}
+
+/// `n` fewer of the pair `k`, if `counts` keeps it, and dropped unless
+/// `keep` keeps it with its new count.
+fn subtract(counts: &mut PairMap<u32>, k: u32, n: u32, keep: impl Fn(u32, u32) -> bool) {
+    if n == 0 {
+        return;
+    }
+    if let Entry::Occupied(mut entry) = counts.entry(k) {
+        *entry.get_mut() -= n;
+        if !keep(k, *entry.get()) {
+            entry.remove();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -456,6 +639,105 @@ mod tests {
         counts
     }
 
+    /// The grammar Re-Pair makes when every pass counts the pairs anew:
+    /// what [`Grammar::build_limited`] must make with its kept counts.
+    fn recounted_grammar(
+        terminals: &[u16],
+        mut seqs: Vec<Vec<u16>>,
+        max_symbols: usize,
+        min_count: u32,
+    ) -> (Vec<(u16, u16)>, Vec<Vec<u16>>) {
+        let mut symbol_of = vec![u16::MAX; usize::from(*terminals.last().unwrap()) + 1];
+        for (s, &t) in terminals.iter().enumerate() {
+            symbol_of[usize::from(t)] = s as u16;
+        }
+        for seq in &mut seqs {
+            to_terminals(&symbol_of, seq);
+        }
+        let mut lens = vec![1u32; terminals.len()];
+        let mut pairs: Vec<(u16, u16)> = Vec::new();
+        while lens.len() < max_symbols {
+            let mut best: Vec<(u32, u32)> = fresh_counts(&seqs)
+                .into_iter()
+                .filter(|&(k, c)| {
+                    let (l, r) = unkey(k);
+                    c >= min_count && lens[usize::from(l)] + lens[usize::from(r)] <= MAX_SYMBOL_LEN
+                })
+                .map(|(k, c)| (c, k))
+                .collect();
+            if best.is_empty() {
+                break;
+            }
+            best.sort_unstable_by(|a, b| b.cmp(a));
+            best.truncate(PAIRS_PER_PASS);
+            let mut used = vec![false; lens.len()];
+            let mut made = Vec::new();
+            for (_, k) in best {
+                let (l, r) = unkey(k);
+                if !used[usize::from(l)]
+                    && !used[usize::from(r)]
+                    && lens.len() + made.len() < max_symbols
+                {
+                    used[usize::from(l)] = true;
+                    used[usize::from(r)] = true;
+                    made.push((l, r));
+                }
+            }
+            let first = lens.len() as u16;
+            for &(l, r) in &made {
+                lens.push(lens[usize::from(l)] + lens[usize::from(r)]);
+                pairs.push((l, r));
+            }
+            for seq in &mut seqs {
+                replace(seq, |l, r| {
+                    made.iter()
+                        .position(|&p| p == (l, r))
+                        .map(|i| first + i as u16)
+                });
+            }
+        }
+        (pairs, seqs)
+    }
+
+    /// Kept counts, with rare pairs dropped for good, make the grammar and
+    /// the symbols that counting every pass anew makes: long runs, rare
+    /// pairs, several segments, and several limits.
+    #[test]
+    fn kept_counts_make_the_grammar_that_counting_anew_makes() {
+        let runs: Vec<u16> = (0..30_000u32).map(|i| ((i / 97) % 3) as u16 * 2).collect();
+        let noisy: Vec<u16> = (0..30_000u32)
+            .map(|i| ((i * i + i / 5) % 7) as u16 * 2)
+            .collect();
+        let mixed: Vec<u16> = (0..20_000u32)
+            .map(|i| {
+                if i % 11 < 6 {
+                    4
+                } else {
+                    ((i * 7) % 5) as u16 * 2
+                }
+            })
+            .collect();
+        let terminals: Vec<u16> = (0..7).map(|t| t * 2).collect();
+        for seqs in [
+            vec![runs.clone()],
+            vec![noisy.clone(), runs[..777].to_vec()],
+            vec![mixed, noisy, vec![4], runs],
+        ] {
+            for (max_symbols, min_count) in [(MAX_SYMBOLS, 2), (MAX_SYMBOLS, 8), (100, 20)] {
+                let (grammar, symbols) =
+                    Grammar::build_limited(terminals.clone(), seqs.clone(), max_symbols, min_count);
+                let (pairs, expected) =
+                    recounted_grammar(&terminals, seqs.clone(), max_symbols, min_count);
+                assert!(pairs.len() > 10, "{}", pairs.len());
+                assert_eq!(
+                    grammar.pairs, pairs,
+                    "{max_symbols} symbols, {min_count} times"
+                );
+                assert_eq!(symbols, expected);
+            }
+        }
+    }
+
     /// Counts kept up to date through replacements equal counts made anew,
     /// runs of one symbol (overlapping pairs) and neighbouring replacements
     /// included, and the sequences are what `replace` makes.
@@ -472,22 +754,23 @@ mod tests {
             counts.insert(k, c);
         }
         let mut symbols = 5u16;
+        // One for all passes, as the writer keeps it.
+        let mut changes = PassChanges::default();
         for pairs in [[(0u16, 0u16), (1, 2)], [(3, 4), (5, 6)], [(5, 5), (2, 0)]] {
-            let mut by_left = vec![(NO_SYMBOL, NO_SYMBOL); usize::from(symbols)];
-            for (l, r) in pairs {
-                by_left[usize::from(l)] = (r, symbols);
-                symbols += 1;
-            }
+            let first_made = symbols;
+            symbols += pairs.len() as u16;
             let mut expected = seqs.clone();
             for seq in &mut expected {
                 replace(seq, |l, r| {
-                    let (right, made) = by_left[usize::from(l)];
-                    (right == r).then_some(made)
+                    let i = pairs.iter().position(|&p| p == (l, r))?;
+                    Some(first_made + i as u16)
                 });
             }
+            changes.start(&pairs, first_made);
             for seq in &mut seqs {
-                replace_counting(seq, &by_left, &mut counts);
+                replace_counting(seq, &mut changes);
             }
+            changes.apply(&mut counts, |_, count| count > 0);
             assert_eq!(seqs, expected);
             // Every pair present, and no other.
             let mut kept: Vec<(u32, u32)> = counts.iter().map(|(&k, &c)| (k, c)).collect();
