@@ -9,7 +9,8 @@
 //!   `solve`: the retrograde passes; `seed`: the first values from zeroing
 //!   moves; `cells` and `cell`: the one-byte work arrays and their codes;
 //!   `slots`: where a position's cell lives, one per position where
-//!   identical pieces give it more than one index;
+//!   identical pieces give it more than one index; `level_list`: the
+//!   positions a ply decided, for the next to start from;
 //!   `checkpoint` and `record`: the state written between plies, from
 //!   which a stopped build resumes, see [`checkpoint_path`]);
 //! * [`stats()`] — counts and longest DTZ of a solved table;
@@ -23,6 +24,7 @@ mod builder;
 mod cell;
 mod cells;
 mod checkpoint;
+mod level_list;
 mod plan;
 mod record;
 mod seed;

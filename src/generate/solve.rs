@@ -97,6 +97,7 @@ use crate::{
         cell::Cell,
         cells::{CellArray, CellTest, PACK_THRESHOLD, TableBits, TableCells},
         checkpoint::{Between, Checkpoints, LevelBits, level_bits},
+        level_list::LevelList,
         seed::{Search, Seeder},
         table::Table,
         tenths::Tenths,
@@ -524,9 +525,8 @@ enum Frontier {
     /// Scan the level's cells for this value, of which each side to move
     /// has this many: the previous ply decided too many to list.
     Counted(Cell, ByColor<u64>),
-    /// The positions the previous ply decided, by side to move (each by
-    /// its index within the level).
-    Listed(ByColor<Vec<u64>>),
+    /// The positions the previous ply decided, by side to move.
+    Listed(ByColor<LevelList>),
 }
 
 impl Frontier {
@@ -565,8 +565,7 @@ impl Frontier {
 /// them would take more memory than the level's share allows (see
 /// [`LIST_CELLS_PER_ENTRY`]; the next ply then scans for their value).
 enum Found {
-    /// By index within the level.
-    Listed(Vec<u64>),
+    Listed(LevelList),
     Counted(u64),
 }
 
@@ -582,7 +581,7 @@ impl Found {
     fn join(self, other: Found, limit: u64) -> Found {
         match (self, other) {
             (Found::Listed(mut a), Found::Listed(b)) if (a.len() + b.len()) as u64 <= limit => {
-                a.extend(b);
+                a.append(b);
                 Found::Listed(a)
             }
             (a, b) => Found::Counted(a.len() + b.len()),
@@ -591,9 +590,12 @@ impl Found {
 }
 
 /// A pass lists at most one position per this many cells of the level
-/// (8 bytes each: two bits of memory per cell). Tables that one side
-/// wins almost everywhere decide most of a level within a few plies, and
-/// lists of those positions took more memory than the cells themselves.
+/// (4 bytes each in a level of up to 2^32 positions, [`LevelList`]: a bit
+/// of memory per cell). Tables that one side wins almost everywhere decide
+/// most of a level within a few plies, and lists of those positions took
+/// more memory than the cells themselves. One in 64 (a list in 8 bytes)
+/// took KRBvKR's build 48 MiB less memory and 13 % more time, for the
+/// scans that then find the positions again (see BENCHMARKS.md).
 const LIST_CELLS_PER_ENTRY: u64 = 32;
 
 /// Gathers what the chunks of one pass decide while the total fits under
@@ -601,33 +603,36 @@ const LIST_CELLS_PER_ENTRY: u64 = 32;
 struct Lister {
     limit: u64,
     count: AtomicU64,
+    /// Positions of the level.
+    size: u64,
 }
 
 impl Lister {
-    fn new(limit: u64) -> Lister {
+    fn new(limit: u64, size: u64) -> Lister {
         Lister {
             limit,
             count: AtomicU64::new(0),
+            size,
         }
     }
 
-    /// One chunk's positions: kept, or dropped (and counted) if the pass
-    /// has decided too many to list.
-    fn keep(&self, part: Vec<u64>) -> Vec<u64> {
+    /// One chunk's positions (by index within the level): kept, or
+    /// dropped (and counted) if the pass has decided too many to list.
+    fn keep(&self, part: Vec<u64>) -> LevelList {
         let n = part.len() as u64;
         if self.count.fetch_add(n, Ordering::Relaxed) + n > self.limit {
-            Vec::new()
+            LevelList::default()
         } else {
-            part
+            LevelList::of(part, self.size)
         }
     }
 
-    fn finish(self, parts: Vec<Vec<u64>>) -> Found {
+    fn finish(self, parts: Vec<LevelList>) -> Found {
         let count = self.count.into_inner();
         if count > self.limit {
             Found::Counted(count)
         } else {
-            Found::Listed(parts.concat())
+            Found::Listed(LevelList::concat(parts))
         }
     }
 }
@@ -909,15 +914,15 @@ impl Solver<'_> {
     }
 
     /// Add listed positions of `turn` to `settled`.
-    fn settle_listed(&self, turn: Color, list: &[u64]) {
+    fn settle_listed(&self, turn: Color, list: &LevelList) {
         let settled = self.settled.get(turn);
-        list.par_iter()
-            .for_each(|&local| settled.set_aliased(local as usize, true));
+        list.par_for_each(|local| settled.set_aliased(local as usize, true));
     }
 
-    /// The place within the open level of `index`, as lists keep it: 64
+    /// The place within the open level of `index`, as lists take it: 64
     /// bits, for a pawnless six-piece table without identical pieces
-    /// (KQRvKBN) is one level of 7.75 G positions per side.
+    /// (KQRvKBN) is one level of 7.75 G positions per side (a list keeps
+    /// it in 32 where the level allows: [`LevelList`]).
     #[inline]
     fn local(&self, index: u64) -> u64 {
         let (level, local) = self.cells.locate(index);
@@ -1016,17 +1021,12 @@ impl Solver<'_> {
             }
             Frontier::Listed(lists) => {
                 let lister = self.lister();
-                let parts: Vec<Vec<u64>> = lists
-                    .get(turn)
-                    .par_chunks(CHUNK as usize)
-                    .map(|chunk| {
-                        let mut out = Vec::new();
-                        for &local in chunk {
-                            visit(self.cells.index_in(self.level, local), &mut out);
-                        }
-                        lister.keep(out)
-                    })
-                    .collect();
+                let parts = lists.get(turn).par_chunks_map(CHUNK as usize, |locals| {
+                    let mut out = Vec::new();
+                    locals
+                        .for_each(|local| visit(self.cells.index_in(self.level, local), &mut out));
+                    lister.keep(out)
+                });
                 lister.finish(parts)
             }
         }
@@ -1039,7 +1039,7 @@ impl Solver<'_> {
 
     /// A lister for one pass over the open level.
     fn lister(&self) -> Lister {
-        Lister::new(self.list_limit())
+        Lister::new(self.list_limit(), self.cells.level_size(self.level))
     }
 
     /// Run `visit` on every index of `level` whose `turn` cell passes
@@ -1053,7 +1053,7 @@ impl Solver<'_> {
         visit: impl Fn(u64, &mut Vec<u64>) + Sync,
     ) -> Found {
         let lister = self.lister();
-        let parts: Vec<Vec<u64>> = level
+        let parts: Vec<LevelList> = level
             .chunks
             .par_iter()
             .map(|range| {
@@ -1201,7 +1201,7 @@ impl Solver<'_> {
             );
         }
         let lister = self.lister();
-        let parts: Vec<Vec<u64>> = level
+        let parts: Vec<LevelList> = level
             .chunks
             .par_iter()
             .map(|range| lister.keep(self.candidate_losses(loser, k, range)))
