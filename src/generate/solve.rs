@@ -598,21 +598,27 @@ impl Found {
 /// scans that then find the positions again (see BENCHMARKS.md).
 const LIST_CELLS_PER_ENTRY: u64 = 32;
 
+/// How many positions one pass over a level of `size` positions may list.
+fn list_limit(size: u64) -> u64 {
+    size / LIST_CELLS_PER_ENTRY
+}
+
 /// Gathers what the chunks of one pass decide while the total fits under
 /// `limit`; past it, only counts.
 struct Lister {
-    limit: u64,
-    count: AtomicU64,
     /// Positions of the level.
     size: u64,
+    limit: u64,
+    count: AtomicU64,
 }
 
 impl Lister {
-    fn new(limit: u64, size: u64) -> Lister {
+    /// A lister for a pass over a level of `size` positions.
+    fn new(size: u64) -> Lister {
         Lister {
-            limit,
-            count: AtomicU64::new(0),
             size,
+            limit: list_limit(size),
+            count: AtomicU64::new(0),
         }
     }
 
@@ -1034,12 +1040,12 @@ impl Solver<'_> {
 
     /// How many positions one pass may list.
     fn list_limit(&self) -> u64 {
-        self.cells.level_size(self.level) / LIST_CELLS_PER_ENTRY
+        list_limit(self.cells.level_size(self.level))
     }
 
     /// A lister for one pass over the open level.
     fn lister(&self) -> Lister {
-        Lister::new(self.list_limit(), self.cells.level_size(self.level))
+        Lister::new(self.cells.level_size(self.level))
     }
 
     /// Run `visit` on every index of `level` whose `turn` cell passes
