@@ -11,13 +11,13 @@
 //! The state is everything the next ply reads: every level's cells (the
 //! open level's bytes, packed finished levels, long values), the bits
 //! recording which final values a zeroing move reaches, the open level's
-//! settled and candidate bits, the ply to run next, the sizes of the
-//! frontier it starts from and the counts of undecided cells. The
-//! frontier's list is not kept: the first ply after a resume finds those
-//! positions by scanning the cells for their value, which the solver does
-//! whenever a list would be too long, with the same result (see the
-//! `solve` module). So a resumed build writes a file byte-identical to an
-//! uninterrupted one.
+//! settled bits (its loss candidates are clear between plies), the ply to
+//! run next, the sizes of the frontier it starts from and the counts of
+//! undecided cells. The frontier's list is not kept: the first ply after a
+//! resume finds those positions by scanning the cells for their value,
+//! which the solver does whenever a list would be too long, with the same
+//! result (see the `solve` module). So a resumed build writes a file
+//! byte-identical to an uninterrupted one.
 //!
 //! A checkpoint that is damaged, truncated, or written for another table,
 //! rule, index space or checkpoint version is set aside (the solver says
@@ -53,7 +53,7 @@ const MAGIC: &[u8; 16] = b"dtz50 checkpoint";
 /// The layout of checkpoint files; a file of another version is set aside.
 /// A change to what the solver's cells, bits or passes mean must raise it,
 /// so that no build resumes from state it would not have made itself.
-const VERSION: u64 = 3;
+const VERSION: u64 = 4;
 /// The file name's ending.
 const EXTENSION: &str = "checkpoint";
 
@@ -78,8 +78,11 @@ pub(crate) struct Between {
     pub undecided: ByColor<u64>,
 }
 
-/// One level's bits besides its cells (see the `solve` module).
-pub(crate) type LevelBits = ByColor<BitVec<AtomicU64, Lsb0>>;
+/// One bit per position of a level (see the `solve` module).
+pub(crate) type LevelBitSet = BitVec<AtomicU64, Lsb0>;
+
+/// One level's bits per side to move, besides its cells.
+pub(crate) type LevelBits = ByColor<LevelBitSet>;
 
 /// What a checkpoint gives back besides the cells and the table's bits.
 pub(crate) struct Resume {
@@ -87,8 +90,6 @@ pub(crate) struct Resume {
     pub between: Between,
     /// The open level's settled bits.
     pub settled: LevelBits,
-    /// The open level's loss candidates.
-    pub candidates: LevelBits,
 }
 
 /// The checkpoints of one table's solve.
@@ -140,7 +141,7 @@ impl Checkpoints {
     }
 
     /// Write the state: `between`, every level's `cells`, the table's
-    /// `zeroing` bits and the open level's `settled` and `candidates`.
+    /// `zeroing` bits and the open level's `settled` bits.
     /// Nothing may write any of them meanwhile.
     ///
     /// # Errors
@@ -151,7 +152,6 @@ impl Checkpoints {
         cells: &TableCells,
         zeroing: &ByColor<TableBits>,
         settled: &LevelBits,
-        candidates: &LevelBits,
     ) -> io::Result<()> {
         let temp = self.path.with_extension(format!("{EXTENSION}.tmp"));
         write_atomically(&self.path, &temp, |file| {
@@ -179,10 +179,8 @@ impl Checkpoints {
             for bits in [&zeroing.white, &zeroing.black] {
                 bits.save(&mut out)?;
             }
-            for bits in [settled, candidates] {
-                out.atomic_words(bits.white.as_raw_slice())?;
-                out.atomic_words(bits.black.as_raw_slice())?;
-            }
+            out.atomic_words(settled.white.as_raw_slice())?;
+            out.atomic_words(settled.black.as_raw_slice())?;
             out.finish()?
                 .into_inner()
                 .map_err(io::IntoInnerError::into_error)
@@ -265,14 +263,9 @@ impl Checkpoints {
         zeroing.white.restore(&mut input)?;
         zeroing.black.restore(&mut input)?;
         let size = usize::try_from(cells.level_size(level)).expect("level fits in memory");
-        let mut read_bits = || -> io::Result<LevelBits> {
-            let bits = ByColor::new_with(|_| level_bits(size));
-            input.atomic_words(bits.white.as_raw_slice())?;
-            input.atomic_words(bits.black.as_raw_slice())?;
-            Ok(bits)
-        };
-        let settled = read_bits()?;
-        let candidates = read_bits()?;
+        let settled = ByColor::new_with(|_| level_bits(size));
+        input.atomic_words(settled.white.as_raw_slice())?;
+        input.atomic_words(settled.black.as_raw_slice())?;
         input.finish()?;
         Ok(Some(Resume {
             between: Between {
@@ -282,7 +275,6 @@ impl Checkpoints {
                 undecided,
             },
             settled,
-            candidates,
         }))
     }
 }
@@ -304,7 +296,7 @@ pub(crate) fn remove_checkpoint(dir: &Path, material: Material, rule: Rule) -> i
 }
 
 /// One bit per position of a level, all clear.
-pub(crate) fn level_bits(size: usize) -> BitVec<AtomicU64, Lsb0> {
+pub(crate) fn level_bits(size: usize) -> LevelBitSet {
     let mut bits = BitVec::new();
     bits.resize(size, false);
     bits

@@ -96,7 +96,7 @@ use crate::{
     generate::{
         cell::Cell,
         cells::{CellArray, CellTest, PACK_THRESHOLD, TableBits, TableCells},
-        checkpoint::{Between, Checkpoints, LevelBits, level_bits},
+        checkpoint::{Between, Checkpoints, LevelBitSet, LevelBits, level_bits},
         level_list::LevelList,
         seed::{Search, Seeder},
         table::Table,
@@ -375,12 +375,11 @@ pub fn solve(
     let first = resume.as_ref().map_or(0, |r| r.between.level);
     for (number, level) in levels.iter().enumerate().skip(first) {
         let size = usize::try_from(cells.level_size(number)).expect("level fits in memory");
-        let (between, settled, candidates) = match resume.take() {
-            Some(r) => (Some(r.between), r.settled, r.candidates),
+        let (between, settled) = match resume.take() {
+            Some(r) => (Some(r.between), r.settled),
             None => {
                 cells.open(number, allocate).map_err(io_error)?;
-                let bits = || ByColor::new_with(|_| level_bits(size));
-                (None, bits(), bits())
+                (None, ByColor::new_with(|_| level_bits(size)))
             }
         };
         let solver = Solver {
@@ -390,7 +389,7 @@ pub fn solve(
             cells: &cells,
             level: number,
             open: cells.level_arrays(number),
-            candidates,
+            candidates: level_bits(size),
             settled,
             zeroing_reaches: &zeroing_reaches,
             subtables,
@@ -476,8 +475,12 @@ struct Solver<'a> {
     /// The level being solved, and its arrays (the passes' hot path).
     level: usize,
     open: ByColor<&'a CellArray>,
-    /// Loss candidates, by index within the level.
-    candidates: LevelBits,
+    /// Loss candidates, by index within the level, of the side whose
+    /// losses are being found: one bit set serves both sides, since a loss
+    /// pass marks its candidates and clears every mark it checks before the
+    /// other side's pass starts (they run one after the other, see
+    /// [`Solver::ply`]), so between passes it is clear.
+    candidates: LevelBitSet,
     /// By index within the level: the cells that are illegal or won in at
     /// most `k - 1` plies while ply `k` runs (its own wins are added after
     /// its loss pass). Forward checks read these bits instead of the
@@ -733,13 +736,7 @@ impl Solver<'_> {
                     undecided,
                 };
                 checkpoints
-                    .save(
-                        &between,
-                        self.cells,
-                        self.zeroing_reaches,
-                        &self.settled,
-                        &self.candidates,
-                    )
+                    .save(&between, self.cells, self.zeroing_reaches, &self.settled)
                     .map_err(|e| Stop::Checkpoint(checkpoints.path().to_path_buf(), e))?;
                 progress(Step::Checkpoint(k));
             }
@@ -881,10 +878,10 @@ impl Solver<'_> {
         }
     }
 
-    /// Mark `index` as a loss candidate for `loser`.
-    fn mark(&self, loser: Color, index: u64) {
+    /// Mark `index` as a loss candidate (of the side whose loss pass runs).
+    fn mark(&self, index: u64) {
         let (_, local) = self.cells.locate(index);
-        let bits = self.candidates.get(loser);
+        let bits = &self.candidates;
         // A plain load first: most marks find the bit set already, and an
         // atomic read-modify-write costs far more than a read.
         if !bits[local as usize] {
@@ -1103,6 +1100,8 @@ impl Solver<'_> {
         for turn in Color::ALL {
             *undecided.get_mut(turn) -= new_wins.get(turn).len();
         }
+        // One side after the other: the two loss passes share the bits of
+        // their candidates.
         let new_losses = ByColor::new_with(|loser| {
             self.losses(level, k, special, won, loser, *undecided.get(loser))
         });
@@ -1192,7 +1191,7 @@ impl Solver<'_> {
             // the cells, and the forward check skips decided positions.
             self.layout
                 .quiet_moves(&placement, TableIndex(index), loser, |pred| {
-                    self.mark(loser, pred);
+                    self.mark(pred);
                     true
                 });
         });
@@ -1202,7 +1201,7 @@ impl Solver<'_> {
                 loser,
                 CellTest::Is(Cell::UNKNOWN_BLESSED_LOSS),
                 |index, _| {
-                    self.mark(loser, index);
+                    self.mark(index);
                 },
             );
         }
@@ -1218,7 +1217,7 @@ impl Solver<'_> {
     /// Forward-check the candidates in `range` (cells of the level,
     /// clearing their marks). Returns the new losses.
     fn candidate_losses(&self, loser: Color, k: i16, range: &Range<u64>) -> Vec<u64> {
-        let bits = &self.candidates.get(loser)[range.start as usize..range.end as usize];
+        let bits = &self.candidates[range.start as usize..range.end as usize];
         let mut lost_now = Vec::new();
         for offset in bits.iter_ones() {
             bits.set_aliased(offset, false);
