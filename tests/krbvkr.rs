@@ -13,7 +13,7 @@ use std::sync::{Mutex, OnceLock};
 use dtz50::{
     format::WriteStep,
     generate::{Event, FileValues},
-    index::TableIndex,
+    index::{Layout, TableIndex},
     material::Material,
     probe::Tablebase,
     value::{Dtz, Rule, Wdl},
@@ -114,9 +114,8 @@ fn krbvkr_matches_syzygy_on_random_positions() {
 
     // Cursed wins and blessed losses are rare (a few thousand of 242
     // million cells): compare every one of them too.
-    let (cursed, mismatches) = compare_every(ours, &syzygy, |wdl| {
-        matches!(wdl, Wdl::CursedWin | Wdl::BlessedLoss)
-    });
+    let cursed = positions_whose_wdl(ours, |wdl| matches!(wdl, Wdl::CursedWin | Wdl::BlessedLoss));
+    let (cursed, mismatches) = compare(ours, &syzygy, cursed);
     eprintln!("KRBvKR: all {cursed} cursed or blessed positions compared, {mismatches} mismatches");
     assert!(cursed > 1000);
     assert_eq!(mismatches, 0);
@@ -132,7 +131,16 @@ fn krbvkr_matches_syzygy_on_every_position() {
     };
     let (_, ours) = tables(Rule::Fifty);
     let started = std::time::Instant::now();
-    let (compared, mismatches) = compare_every(ours, &syzygy, |_| true);
+    // In the solver's numbering, which the counts below are of (a file's
+    // order led by a piece stores other positions twice).
+    let layout = &Layout::new(krbvkr());
+    let every = (0..layout.size()).into_par_iter().flat_map_iter(|index| {
+        let placement = layout.decode(TableIndex(index));
+        Color::ALL
+            .into_iter()
+            .filter_map(move |turn| layout.position(&placement, turn))
+    });
+    let (compared, mismatches) = compare(ours, &syzygy, every);
     eprintln!(
         "KRBvKR: every one of {compared} positions compared in {:.0?}, {mismatches} mismatches",
         started.elapsed()
@@ -145,37 +153,38 @@ fn krbvkr_matches_syzygy_on_every_position() {
     assert_eq!(mismatches, 0);
 }
 
-/// Compare every legal KRBvKR position (both sides to move) whose WDL in
-/// our table passes `select` with Syzygy. Returns (compared, mismatches).
-fn compare_every(
+/// Compare `positions` with Syzygy. Returns (compared, mismatches).
+fn compare(
     ours: &Tablebase,
     syzygy: &SyzygyTablebase<Chess>,
-    select: impl Fn(Wdl) -> bool + Sync,
+    positions: impl ParallelIterator<Item = Chess>,
 ) -> (u64, u64) {
-    let table = ours.table(&krbvkr()).expect("generated");
-    // Positions by White to move's numbering; both sides of each.
-    let layout = table.layout(Color::White);
-    (0..layout.size())
-        .into_par_iter()
-        .map(|i| {
-            let (mut compared, mut mismatches) = (0u64, 0u64);
-            let index = TableIndex(i);
-            let placement = layout.decode(index);
-            for turn in Color::ALL {
-                let Some(pos) = layout.position(&placement, turn) else {
-                    continue;
-                };
-                if !ours.probe_wdl(&pos).is_ok_and(&select) {
-                    continue;
-                }
-                compared += 1;
-                if !common::matches_syzygy(ours, syzygy, &pos) {
-                    mismatches += 1;
-                }
-            }
-            (compared, mismatches)
-        })
+    positions
+        .map(|pos| (1, u64::from(!common::matches_syzygy(ours, syzygy, &pos))))
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// Every legal KRBvKR position (both sides to move) whose WDL in our table
+/// passes `select`. Each side's positions are read a chunk at a time, in
+/// its file's order, as a probe finds them ([`FileValues::chunk_wdl`]): a
+/// probe per position would decode a block per position.
+fn positions_whose_wdl(
+    ours: &Tablebase,
+    select: impl Fn(Wdl) -> bool + Send + Sync,
+) -> impl ParallelIterator<Item = Chess> {
+    let values = FileValues::new(ours, &krbvkr()).expect("generated");
+    let chunks = values.file().chunk_count();
+    (0..chunks).into_par_iter().flat_map_iter(move |chunk| {
+        let file = values.file();
+        let (turn, range) = file.chunk_range(chunk);
+        let layout = file.layout(turn);
+        let wdl = values.chunk_wdl(chunk).expect("chunk");
+        range
+            .zip(wdl)
+            .filter(|&(index, wdl)| select(wdl) && layout.names_placement(index))
+            .filter_map(|(index, _)| layout.position(&layout.decode(TableIndex(index)), turn))
+            .collect::<Vec<_>>()
+    })
 }
 
 #[test]
