@@ -165,9 +165,11 @@ fn compare(
 }
 
 /// Every legal KRBvKR position (both sides to move) whose WDL in our table
-/// passes `select`. Each side's positions are read a chunk at a time, in
-/// its file's order, as a probe finds them ([`FileValues::chunk_wdl`]): a
-/// probe per position would decode a block per position.
+/// passes `select`, by each side's file's numbering (which names a few
+/// positions twice, as every index scheme does where the board's symmetry
+/// leaves two frames). Each side's positions are read a chunk at a time,
+/// as a probe finds them ([`FileValues::chunk_wdl`]): a probe per position
+/// would decode a block per position.
 fn positions_whose_wdl(
     ours: &Tablebase,
     select: impl Fn(Wdl) -> bool + Send + Sync,
