@@ -71,11 +71,8 @@ pub struct Tablebase {
     /// One slot per table of up to [`MAX_PIECES`] pieces, filled on first
     /// use (never with a failure, so a table generated later is found).
     /// Keyed with a fast non-cryptographic hash: every probe looks a
-    /// table up, and the keys are materials, not attacker's input. An open
-    /// table is boxed, so that a slot not yet used is a pointer: held in
-    /// the map itself, the slots of every material took 4 MB per
-    /// tablebase, most of them never opened (see BENCHMARKS.md).
-    tables: FxHashMap<Material, OnceLock<Box<OpenTable>>>,
+    /// table up, and the keys are materials, not attacker's input.
+    tables: FxHashMap<Material, OnceLock<OpenTable>>,
     access: Access,
     /// Where the tables hold the DTZ blocks they decode, if anywhere.
     decoded: Option<Arc<DecodedBlocks>>,
@@ -345,7 +342,7 @@ impl Tablebase {
     fn open_into<'t>(
         &self,
         material: &Material,
-        slot: &'t OnceLock<Box<OpenTable>>,
+        slot: &'t OnceLock<OpenTable>,
     ) -> Result<&'t OpenTable, ProbeError> {
         let path = self.path_of(material);
         match std::fs::metadata(&path) {
@@ -368,7 +365,7 @@ impl Tablebase {
             });
         }
         // Another thread may have opened it meanwhile; either copy will do.
-        Ok(slot.get_or_init(|| Box::new(OpenTable { path, file })))
+        Ok(slot.get_or_init(|| OpenTable { path, file }))
     }
 
     /// The error for a table this directory does not have.
