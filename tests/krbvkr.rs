@@ -3,16 +3,16 @@
 //! blessed loss (proving the cursed logic), on every position in an
 //! ignored exhaustive test
 //! (`cargo test --release --test krbvkr -- --ignored`), and the
-//! invariants between the 50-move, 75-move and no-rule tables on every
-//! position of KRBvKR and its sub-tables.
+//! invariants between the 50-move, 75-move and no-rule solutions on every
+//! position of KRBvKR and its sub-tables, both sides to move.
 
 mod common;
 
 use std::sync::{Mutex, OnceLock};
 
 use dtz50::{
-    format::WriteStep,
-    generate::{Event, FileValues},
+    format::{SideStats, WriteStep},
+    generate::{Event, FileValues, stats},
     index::{Layout, TableIndex},
     material::Material,
     probe::Tablebase,
@@ -27,21 +27,15 @@ fn krbvkr() -> Material {
     "KRBvKR".parse().expect("material")
 }
 
-/// KRBvKR and its sub-tables, generated once per rule; KRBvKR's write
+/// KRBvKR and its sub-tables, generated as files once; KRBvKR's write
 /// reports each of its steps, its three streams one at a time (it is too
 /// large to encode them at once).
-fn tables(rule: Rule) -> &'static (TempDir, Tablebase) {
-    static CELLS: [OnceLock<(TempDir, Tablebase)>; 3] =
-        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let slot = match rule {
-        Rule::Fifty => 0,
-        Rule::SeventyFive => 1,
-        Rule::None => 2,
-    };
-    CELLS[slot].get_or_init(|| {
+fn tables() -> &'static (TempDir, Tablebase) {
+    static TABLES: OnceLock<(TempDir, Tablebase)> = OnceLock::new();
+    TABLES.get_or_init(|| {
         let dir = tempfile::tempdir().expect("temp dir");
         let steps = Mutex::new(Vec::new());
-        let tb = common::generate_files_telling(dir.path(), &[krbvkr()], rule, &|event| {
+        let tb = common::generate_files_telling(dir.path(), &[krbvkr()], Rule::Fifty, &|event| {
             if let Event::WriteStep(material, step) = event
                 && material == krbvkr()
             {
@@ -76,7 +70,7 @@ fn krbvkr_matches_syzygy_on_random_positions() {
     let Some(syzygy) = syzygy_krbvkr() else {
         return;
     };
-    let (_, ours) = tables(Rule::Fifty);
+    let (_, ours) = tables();
     let table = ours.table(&krbvkr()).expect("generated");
     // Positions by White to move's numbering; either side to move.
     let layout = table.layout(Color::White);
@@ -129,7 +123,7 @@ fn krbvkr_matches_syzygy_on_every_position() {
     let Some(syzygy) = syzygy_krbvkr() else {
         return;
     };
-    let (_, ours) = tables(Rule::Fifty);
+    let (_, ours) = tables();
     let started = std::time::Instant::now();
     // In the solver's numbering, which the counts below are of (a file's
     // order led by a piece stores other positions twice).
@@ -191,7 +185,7 @@ fn positions_whose_wdl(
 
 #[test]
 fn krbvkr_longest_dtz_matches_the_published_statistics() {
-    let (_, ours) = tables(Rule::Fifty);
+    let (_, ours) = tables();
     let header = ours.table(&krbvkr()).expect("generated").header().clone();
     common::check_published_stats(&header);
     assert_eq!(common::check_published_positions(ours, krbvkr()), 2);
@@ -203,129 +197,66 @@ fn krbvkr_longest_dtz_matches_the_published_statistics() {
     );
 }
 
-/// One index in this many is probed through the API under all three rules.
-const PROBED_EVERY: u64 = 4099;
-
-/// Invariants between the rules, on every index of every table built: of
-/// WDL everywhere, of DTZ where all three files keep it exactly (each file
-/// keeps one side's, and a win a zeroing move decides is found by the
-/// probe: see the format), and of DTZ through the probe API on every
-/// [`PROBED_EVERY`]th index, both sides to move.
+/// Invariants between the rules, on the exact DTZ of every position of
+/// every table solved, both sides to move: KRBvKR and its sub-tables are
+/// solved in memory under each rule, in the solver's numbering, which is
+/// the same for all three. (The files hold these values: the Syzygy tests
+/// above read the 50-move files; `files.rs` reads files of every rule.)
 #[test]
 fn the_rules_nest_on_every_position() {
-    let fifty = &tables(Rule::Fifty).1;
-    let seventy_five = &tables(Rule::SeventyFive).1;
-    let none = &tables(Rule::None).1;
+    let rules = [Rule::Fifty, Rule::SeventyFive, Rule::None];
+    let solved = rules.map(|rule| common::solve_set(&[krbvkr()], rule));
     let mut materials = Material::with_dependencies(&[krbvkr()]);
     materials.retain(|m| m.total() >= 3);
     let mut checked = 0u64;
-    let mut with_dtz = 0u64;
+    let mut differ = 0u64;
     for material in materials {
-        let files = [fifty, seventy_five, none]
-            .map(|tb| FileValues::new(tb, &material).expect("generated"));
-        // Each file numbers each side's positions in the order it chose for
-        // that side: the same position is at the same index up to a
-        // shuffle of the pieces' digits, so aligned groups of 64^digits
-        // indices (and of whole chunks) hold the same positions in every
-        // file; where a file's order is led by one king (the board turned,
-        // not a shuffle), each side is one group, read whole.
-        let chunk_len = files[0].file().chunk_positions();
-        let (cells, kept) = Color::ALL
-            .into_iter()
-            .map(|turn| {
-                let layouts = files.each_ref().map(|f| f.file().layout(turn));
-                let to_file = layouts.map(|l| layouts[0].reorder_to(l));
-                let whole = to_file.iter().any(|map| !map.is_shuffle());
-                let digits = layouts[0].digit_count() as u32;
-                let group = if whole {
-                    layouts[0].size()
-                } else {
-                    chunk_len.max(64u64.pow(digits))
-                };
-                let groups = layouts[0].size().div_ceil(group);
-                (0..groups)
-                    .into_par_iter()
-                    .map(|g| {
-                        let start = g * group;
-                        let end = (start + group).min(layouts[0].size());
-                        // Each file's entries over the group, a chunk at a
-                        // time (a probe per position would decode a block
-                        // per position); the chunks are decoded in
-                        // parallel, and kept apart (a side is 2 GB).
-                        let entries = [0, 1, 2].map(|f| {
-                            let file = files[f].file();
-                            let (first, _) = file.chunk_of(turn, TableIndex(start));
-                            let len = if whole {
-                                layouts[f].size()
-                            } else {
-                                end - start
-                            };
-                            let chunks = len.div_ceil(chunk_len) as usize;
-                            (first..first + chunks)
-                                .into_par_iter()
-                                .map(|c| files[f].chunk(c).expect("chunk"))
-                                .collect::<Vec<_>>()
-                        });
-                        // The group starts a chunk.
-                        let entry = |f: usize, at: u64| {
-                            let chunk = &entries[f][(at / chunk_len) as usize];
-                            chunk[(at % chunk_len) as usize]
-                        };
-                        let layout = layouts[0];
-                        (start..end)
-                            .into_par_iter()
-                            .filter(|&index| layout.names_placement(index))
-                            .map(|index| {
-                                let at = to_file.each_ref().map(|map| map.apply(index) - start);
-                                let wdl = [0, 1, 2].map(|f| entry(f, at[f]).0);
-                                let dtz = if index % PROBED_EVERY == 0
-                                    && let Some(pos) =
-                                        layout.position(&layout.decode(TableIndex(index)), turn)
-                                {
-                                    [fifty, seventy_five, none]
-                                        .map(|tb| Some(tb.probe_dtz(&pos).expect("probe")))
-                                } else {
-                                    // Kept wins may be decided by a zeroing move.
-                                    [0, 1, 2].map(|f| {
-                                        let (wdl, dtz) = entry(f, at[f]);
-                                        dtz.filter(|_| wdl <= Wdl::Draw)
-                                    })
-                                };
-                                check_position(material, turn, index, dtz, wdl);
-                                (1, u64::from(dtz.iter().all(Option::is_some)))
-                            })
-                            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-                    })
-                    .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+        let tables = solved
+            .each_ref()
+            .map(|set| set.get(&material).expect("solved"));
+        let size = tables[0].layout().size();
+        let (cells, different) = Color::ALL
+            .into_par_iter()
+            .flat_map(|turn| (0..size).into_par_iter().map(move |index| (turn, index)))
+            .filter_map(|(turn, index)| {
+                let dtz = tables.map(|t| t.dtz(turn, TableIndex(index)));
+                if dtz[0].is_none() {
+                    assert_eq!(dtz, [None; 3], "{material} {turn:?} {index}");
+                    return None;
+                }
+                let dtz = dtz
+                    .map(|d| d.unwrap_or_else(|| panic!("{material} {turn:?} {index}: {dtz:?}")));
+                Some((1, u64::from(check_position(material, turn, index, dtz))))
             })
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        // The positions a rule changes are the cursed wins and blessed
+        // losses under 50, as the 50-move table's statistics count them.
+        let count = |side: &SideStats, wdl: Wdl| side.counts[(wdl.to_i8() + 2) as usize];
+        let cursed: u64 = stats(tables[0])
+            .iter()
+            .map(|side| count(side, Wdl::CursedWin) + count(side, Wdl::BlessedLoss))
+            .sum();
+        assert_eq!(different, cursed, "{material}");
         checked += cells;
-        with_dtz += kept;
+        differ += different;
     }
-    eprintln!("rule invariants hold on {checked} cells, {with_dtz} with DTZ in all three files");
-    // Draws, and losses of the side kept, are a good part of the cells.
-    assert!(with_dtz > checked / 4, "{with_dtz} of {checked}");
+    eprintln!("rule invariants hold on {checked} positions, {differ} with WDL that a rule changes");
+    assert!(
+        differ > 2000,
+        "KRBvKR's cursed wins and blessed losses: {differ}"
+    );
 }
 
-fn check_position(
-    material: Material,
-    turn: Color,
-    index: u64,
-    dtz: [Option<Dtz>; 3],
-    wdl: [Wdl; 3],
-) {
+/// Check the invariants between one position's DTZ under the three rules
+/// (50, 75, none); returns whether its WDL differs between them.
+fn check_position(material: Material, turn: Color, index: u64, dtz: [Dtz; 3]) -> bool {
+    let wdl = [Rule::Fifty, Rule::SeventyFive, Rule::None]
+        .iter()
+        .zip(dtz)
+        .map(|(&rule, dtz)| Wdl::from_dtz(dtz, rule));
+    let wdl: [Wdl; 3] = wdl.collect::<Vec<_>>().try_into().expect("three rules");
     let at = || format!("{material} {turn:?} {index}: dtz {dtz:?} wdl {wdl:?}");
     let [w50, w75, wnone] = wdl;
-    // Each WDL section agrees with its DTZ section where it is kept.
-    for ((dtz, wdl), rule) in dtz
-        .iter()
-        .zip(wdl)
-        .zip([Rule::Fifty, Rule::SeventyFive, Rule::None])
-    {
-        if let Some(dtz) = dtz {
-            assert_eq!(wdl, Wdl::from_dtz(*dtz, rule), "{}", at());
-        }
-    }
     // No rule: no cursed values; its wins are the wins and cursed wins under 50.
     assert!(
         !matches!(wnone, Wdl::CursedWin | Wdl::BlessedLoss),
@@ -347,15 +278,12 @@ fn check_position(
     // Wins (and losses) under 50 are wins under 75, which are wins without a rule.
     if w50 == Wdl::Win {
         assert_eq!(w75, Wdl::Win, "{}", at());
-        if let [Some(d50), Some(d75), Some(dnone)] = dtz {
-            assert!(dnone <= d75 && d75 <= d50, "{}", at());
-        }
+        let [d50, d75, dnone] = dtz;
+        assert!(dnone <= d75 && d75 <= d50, "{}", at());
     }
     if w75 == Wdl::Win {
         assert_eq!(wnone, Wdl::Win, "{}", at());
-        if let Some(d75) = dtz[1] {
-            assert!(d75.0 <= 150, "{}", at());
-        }
+        assert!(dtz[1].0 <= 150, "{}", at());
     }
     if w50 == Wdl::Loss {
         assert_eq!(w75, Wdl::Loss, "{}", at());
@@ -363,4 +291,5 @@ fn check_position(
     if w75 == Wdl::Loss {
         assert_eq!(wnone, Wdl::Loss, "{}", at());
     }
+    wnone != w50
 }
