@@ -31,7 +31,7 @@ use crate::{
         table::{Seeded, WithSubtables},
     },
     material::Material,
-    probe::{ProbeError, Tablebase, open_file},
+    probe::{ProbeError, Tablebase, open_file, table_path},
     value::Rule,
 };
 
@@ -148,10 +148,9 @@ pub fn generate(
         on_event(Event::RemovedStale(&stale));
     }
     on_event(Event::Plan(&plan));
-    let directory = Tablebase::open(&options.out, options.rule)?;
     let mut summaries = Vec::new();
     for material in plan {
-        let path = directory.path_of(&material);
+        let path = table_path(&options.out, &material);
         match open_intact(&path) {
             Ok(existing) => {
                 let got = existing.header().rule;
@@ -184,8 +183,13 @@ pub fn generate(
             ..SolveOptions::default()
         };
         // A fresh view of the directory per table: it sees the files just
-        // written, and the blocks it unpacks are freed with it.
-        let subtables = Tablebase::open(&options.out, options.rule)?;
+        // written, the blocks it unpacks are freed with it, and it has
+        // slots for this table's sub-tables only.
+        let subtables = Tablebase::open_only(
+            &options.out,
+            options.rule,
+            &Material::with_dependencies(&[material]),
+        )?;
         let table = solve(material, &solve_options, &subtables, &|p| {
             on_event(Event::Solving(material, p));
         })?;

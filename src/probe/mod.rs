@@ -30,4 +30,5 @@ pub use stored::{
 };
 pub use tablebase::{
     DEFAULT_CACHE_BYTES, DEFAULT_DECODED_BYTES, FileBytes, Tablebase, file_kind, open_file,
+    table_path,
 };

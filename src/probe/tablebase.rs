@@ -68,7 +68,8 @@ use crate::{
 pub struct Tablebase {
     dir: PathBuf,
     rule: Rule,
-    /// One slot per table of up to [`MAX_PIECES`] pieces, filled on first
+    /// One slot per table served (every table of up to [`MAX_PIECES`]
+    /// pieces unless [`Tablebase::open_only`] says), filled on first
     /// use (never with a failure, so a table generated later is found).
     /// Keyed with a fast non-cryptographic hash: every probe looks a
     /// table up, and the keys are materials, not attacker's input.
@@ -126,6 +127,19 @@ pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 /// ([`Tablebase::with_decoded_cache`]): 4 MiB.
 pub const DEFAULT_DECODED_BYTES: usize = 4 << 20;
 
+/// The path of a material's file in `dir`: `KRvK.dtz50` for KRvK.
+///
+/// ```
+/// use dtz50::probe::table_path;
+///
+/// let path = table_path("tables".as_ref(), &"KRvK".parse()?);
+/// assert_eq!(path, std::path::Path::new("tables/KRvK.dtz50"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn table_path(dir: &Path, material: &Material) -> PathBuf {
+    dir.join(format!("{material}.{EXTENSION}"))
+}
+
 impl Tablebase {
     /// Tables in `dir`, built for `rule`. Opens no table yet.
     ///
@@ -140,8 +154,35 @@ impl Tablebase {
     /// # Errors
     /// [`ProbeError::Io`] if `dir` is not a readable directory.
     pub fn open(dir: impl AsRef<Path>, rule: Rule) -> Result<Tablebase, ProbeError> {
-        Ok(Tablebase::with_access(dir.as_ref(), rule, Access::Mapped)?
-            .with_decoded_cache(DEFAULT_DECODED_BYTES))
+        Tablebase::open_only(dir, rule, &Material::all_up_to(MAX_PIECES))
+    }
+
+    /// As [`Tablebase::open`], serving only the tables of `materials`
+    /// (normalised); any other is missing. A slot per table takes
+    /// kilobytes, 4 MB for every table of up to [`MAX_PIECES`] pieces: the
+    /// generator opens a table's sub-tables only.
+    ///
+    /// ```
+    /// use dtz50::{ProbeError, Rule, Tablebase};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let tables = Tablebase::open_only(dir.path(), Rule::Fifty, &["KRvK".parse()?])?;
+    /// let err = tables.table(&"KQvK".parse()?).unwrap_err();
+    /// assert!(matches!(err, ProbeError::MissingTable { .. }));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ProbeError::Io`] if `dir` is not a readable directory.
+    pub fn open_only(
+        dir: impl AsRef<Path>,
+        rule: Rule,
+        materials: &[Material],
+    ) -> Result<Tablebase, ProbeError> {
+        Ok(
+            Tablebase::with_access(dir.as_ref(), rule, Access::Mapped, materials)?
+                .with_decoded_cache(DEFAULT_DECODED_BYTES),
+        )
     }
 
     /// Tables in `dir`, built for `rule`, read with positional reads
@@ -177,7 +218,12 @@ impl Tablebase {
         rule: Rule,
         cache: Arc<BlockCache>,
     ) -> Result<Tablebase, ProbeError> {
-        Tablebase::with_access(dir.as_ref(), rule, Access::Positional(cache))
+        Tablebase::with_access(
+            dir.as_ref(),
+            rule,
+            Access::Positional(cache),
+            &Material::all_up_to(MAX_PIECES),
+        )
     }
 
     /// The bound on the page cache, if there is one (positional reads;
@@ -226,16 +272,15 @@ impl Tablebase {
     /// `cache` (none: `None`), which several tablebases (several
     /// directories) may share under one bound; as
     /// [`Tablebase::with_decoded_cache`] otherwise.
-    pub fn sharing_decoded_cache(self, cache: Option<Arc<DecodedBlocks>>) -> Tablebase {
-        Tablebase {
-            tables: self
-                .tables
-                .into_keys()
-                .map(|m| (m, OnceLock::new()))
-                .collect(),
-            decoded: cache,
-            ..self
+    pub fn sharing_decoded_cache(mut self, cache: Option<Arc<DecodedBlocks>>) -> Tablebase {
+        // A table opened already holds the old cache: it is opened again
+        // when next probed. The slots stay where they are (the map of
+        // every table's slot takes 4 MB to build).
+        for slot in self.tables.values_mut() {
+            slot.take();
         }
+        self.decoded = cache;
+        self
     }
 
     /// The cache of decoded DTZ blocks, if there is one (to share it with
@@ -254,7 +299,12 @@ impl Tablebase {
         self.decoded_cache().map(|cache| cache.bytes())
     }
 
-    fn with_access(dir: &Path, rule: Rule, access: Access) -> Result<Tablebase, ProbeError> {
+    fn with_access(
+        dir: &Path,
+        rule: Rule,
+        access: Access,
+        materials: &[Material],
+    ) -> Result<Tablebase, ProbeError> {
         let dir = dir.to_path_buf();
         if let Err(source) = std::fs::read_dir(&dir) {
             return Err(ProbeError::Io { path: dir, source });
@@ -262,10 +312,7 @@ impl Tablebase {
         Ok(Tablebase {
             dir,
             rule,
-            tables: Material::all_up_to(MAX_PIECES)
-                .into_iter()
-                .map(|m| (m, OnceLock::new()))
-                .collect(),
+            tables: materials.iter().map(|&m| (m, OnceLock::new())).collect(),
             access,
             decoded: None,
         })
@@ -300,7 +347,7 @@ impl Tablebase {
     /// The path of a material's file in this directory (see the example
     /// on [`Tablebase`]).
     pub fn path_of(&self, material: &Material) -> PathBuf {
-        self.dir.join(format!("{material}.{EXTENSION}"))
+        table_path(&self.dir, material)
     }
 
     /// The open table of a normalised material, opening it if needed.
