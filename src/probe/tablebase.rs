@@ -163,12 +163,22 @@ impl Tablebase {
     /// generator opens a table's sub-tables only.
     ///
     /// ```
-    /// use dtz50::{ProbeError, Rule, Tablebase};
+    /// use dtz50::{ProbeError, Rule, Tablebase, generate::{GenerateOptions, generate}};
     ///
     /// let dir = tempfile::tempdir()?;
+    /// let options = GenerateOptions {
+    ///     rule: Rule::Fifty,
+    ///     out: dir.path().into(),
+    ///     work_dir: None,
+    ///     checkpoint_every: None,
+    ///     order_search: Default::default(),
+    /// };
+    /// generate(&["KQvK".parse()?, "KRvK".parse()?], &options, &|_| {})?;
     /// let tables = Tablebase::open_only(dir.path(), Rule::Fifty, &["KRvK".parse()?])?;
+    /// assert!(tables.table(&"KRvK".parse()?).is_ok());
     /// let err = tables.table(&"KQvK".parse()?).unwrap_err();
     /// assert!(matches!(err, ProbeError::MissingTable { .. }));
+    /// assert!(Tablebase::open(dir.path(), Rule::Fifty)?.table(&"KQvK".parse()?).is_ok());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
