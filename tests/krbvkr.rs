@@ -11,7 +11,7 @@ mod common;
 use std::sync::{Mutex, OnceLock};
 
 use dtz50::{
-    format::{SideStats, WriteStep},
+    format::WriteStep,
     generate::{Event, FileValues, stats},
     index::{Layout, TableIndex},
     material::Material,
@@ -197,6 +197,9 @@ fn krbvkr_longest_dtz_matches_the_published_statistics() {
     );
 }
 
+/// The rules the nesting test compares, in the order it nests them.
+const RULES: [Rule; 3] = [Rule::Fifty, Rule::SeventyFive, Rule::None];
+
 /// Invariants between the rules, on the exact DTZ of every position of
 /// every table solved, both sides to move: KRBvKR and its sub-tables are
 /// solved in memory under each rule, in the solver's numbering, which is
@@ -204,8 +207,7 @@ fn krbvkr_longest_dtz_matches_the_published_statistics() {
 /// above read the 50-move files; `files.rs` reads files of every rule.)
 #[test]
 fn the_rules_nest_on_every_position() {
-    let rules = [Rule::Fifty, Rule::SeventyFive, Rule::None];
-    let solved = rules.map(|rule| common::solve_set(&[krbvkr()], rule));
+    let solved = RULES.map(|rule| common::solve_set(&[krbvkr()], rule));
     let mut materials = Material::with_dependencies(&[krbvkr()]);
     materials.retain(|m| m.total() >= 3);
     let mut checked = 0u64;
@@ -231,10 +233,9 @@ fn the_rules_nest_on_every_position() {
             .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
         // The positions a rule changes are the cursed wins and blessed
         // losses under 50, as the 50-move table's statistics count them.
-        let count = |side: &SideStats, wdl: Wdl| side.counts[(wdl.to_i8() + 2) as usize];
         let cursed: u64 = stats(tables[0])
             .iter()
-            .map(|side| count(side, Wdl::CursedWin) + count(side, Wdl::BlessedLoss))
+            .map(|side| side.count(Wdl::CursedWin) + side.count(Wdl::BlessedLoss))
             .sum();
         assert_eq!(different, cursed, "{material}");
         checked += cells;
@@ -247,14 +248,10 @@ fn the_rules_nest_on_every_position() {
     );
 }
 
-/// Check the invariants between one position's DTZ under the three rules
-/// (50, 75, none); returns whether its WDL differs between them.
+/// Check the invariants between one position's DTZ under the [`RULES`];
+/// returns whether its WDL differs between them.
 fn check_position(material: Material, turn: Color, index: u64, dtz: [Dtz; 3]) -> bool {
-    let wdl = [Rule::Fifty, Rule::SeventyFive, Rule::None]
-        .iter()
-        .zip(dtz)
-        .map(|(&rule, dtz)| Wdl::from_dtz(dtz, rule));
-    let wdl: [Wdl; 3] = wdl.collect::<Vec<_>>().try_into().expect("three rules");
+    let wdl: [Wdl; 3] = std::array::from_fn(|r| Wdl::from_dtz(dtz[r], RULES[r]));
     let at = || format!("{material} {turn:?} {index}: dtz {dtz:?} wdl {wdl:?}");
     let [w50, w75, wnone] = wdl;
     // No rule: no cursed values; its wins are the wins and cursed wins under 50.

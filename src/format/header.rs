@@ -41,6 +41,11 @@ pub struct Header {
     pub stats: ByColor<SideStats>,
 }
 
+/// Where [`SideStats::counts`] counts `wdl`: loss first.
+fn count_slot(wdl: Wdl) -> usize {
+    (wdl.to_i8() + 2) as usize
+}
+
 /// Per side to move: how many positions of each WDL, and the longest DTZ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SideStats {
@@ -60,10 +65,15 @@ pub struct SideStats {
 }
 
 impl SideStats {
+    /// The legal positions of value `wdl`.
+    pub fn count(&self, wdl: Wdl) -> u64 {
+        self.counts[count_slot(wdl)]
+    }
+
     /// Count one position of value `dtz` at `index`.
     pub(crate) fn add(&mut self, dtz: Dtz, index: u64, rule: Rule) {
         let wdl = Wdl::from_dtz(dtz, rule);
-        self.counts[(wdl.to_i8() + 2) as usize] += 1;
+        self.counts[count_slot(wdl)] += 1;
         let plies = dtz.plies();
         let before = self.longest();
         let slot = match wdl {
