@@ -112,16 +112,16 @@ fn files_hold_exactly_the_solved_values() {
     );
 }
 
-/// `material` built into a temporary directory and solved in memory, and
-/// every position of the file read against the solved value of the same
-/// position (the file's order mapped to the solver's), a chunk
-/// at a time (bulk readers) and one position at a time. Returns the
-/// directory, its tables and how many positions were compared.
+/// `material` built into a temporary directory and solved in memory (both
+/// over the 3-4 set's files of its sub-tables), and every position of the
+/// file read against the solved value of the same position (the file's
+/// order mapped to the solver's), a chunk at a time (bulk readers) and one
+/// position at a time. Returns the directory, its tables and how many
+/// positions were compared.
 fn read_back_against_the_solver(material: Material) -> (TempDir, Tablebase, u64) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let tb = common::generate_files(dir.path(), &[material], Rule::Fifty);
-    let set = common::solve_set(&[material], Rule::Fifty);
-    let solved = set.get(&material).expect("solved");
+    let tb = common::generate_over_set(dir.path(), material);
+    let solved = &common::solve_over_set(material);
     let values = FileValues::new(&tb, &material).expect("opens");
     let file = values.file();
     let to_solver = ByColor::new_with(|turn| file.layout(turn).reorder_to(solved.layout()));
@@ -296,15 +296,16 @@ fn a_file_in_other_piece_orders_reads_the_solved_values() {
 
 #[test]
 fn same_input_gives_identical_bytes_whatever_the_thread_count() {
+    // The sub-tables are copied from the 3-4 set: made first (if need be)
+    // with every thread, not inside a pool of one.
+    common::set_3_4();
     let build = |threads: usize| {
         let dir = tempfile::tempdir().expect("temp dir");
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .expect("pool");
-        pool.install(|| {
-            common::generate_files(dir.path(), &["KRvKP".parse().expect("m")], Rule::Fifty)
-        });
+        pool.install(|| common::generate_over_set(dir.path(), "KRvKP".parse().expect("m")));
         std::fs::read(dir.path().join("KRvKP.dtz50")).expect("file")
     };
     let one = build(1);

@@ -27,7 +27,8 @@ fn krbvkr() -> Material {
     "KRBvKR".parse().expect("material")
 }
 
-/// KRBvKR and its sub-tables, generated as files once; KRBvKR's write
+/// KRBvKR generated as a file once, over copies of its sub-tables from the
+/// 3-4 set (`common::set_3_4`); KRBvKR's write
 /// reports each of its steps, its three streams one at a time (it is too
 /// large to encode them at once).
 fn tables() -> &'static (TempDir, Tablebase) {
@@ -35,7 +36,7 @@ fn tables() -> &'static (TempDir, Tablebase) {
     TABLES.get_or_init(|| {
         let dir = tempfile::tempdir().expect("temp dir");
         let steps = Mutex::new(Vec::new());
-        let tb = common::generate_files_telling(dir.path(), &[krbvkr()], Rule::Fifty, &|event| {
+        let tb = common::generate_over_set_telling(dir.path(), krbvkr(), &|event| {
             if let Event::WriteStep(material, step) = event
                 && material == krbvkr()
             {

@@ -2,8 +2,9 @@
 //! a missing tool (skip with a note on a developer's machine, fail in CI),
 //! running a command and keeping its output, and the 3-4 piece set that
 //! `tables/CHECKSUMS` lists, generated once per target directory and
-//! reused while every file matches its SHA-256 (the C and Python tests
-//! both read it, so a clean run generates it once, not twice).
+//! source tree and reused while every file matches its SHA-256 (the
+//! oracle, the file tests' sub-tables, the C and Python tests all read it,
+//! so a clean run generates it once).
 //!
 //! It depends on nothing of dtz50: a test passes in how to generate.
 
@@ -12,6 +13,7 @@ use std::{
     fs,
     path::{Path, PathBuf},
     process::Command,
+    sync::{Mutex, PoisonError},
 };
 
 use sha2::{Digest, Sha256};
@@ -77,33 +79,89 @@ pub fn checksum_mismatches(dir: &Path, wanted: impl Fn(&str) -> bool) -> Vec<Str
         .collect()
 }
 
-/// The 3-4 piece set in `tmp/tables-3-4` (a test's `CARGO_TARGET_TMPDIR`):
-/// kept while it matches `tables/CHECKSUMS`, else removed and made again
-/// by `generate` (which builds the set into the directory it is given).
+/// The 3-4 piece set in `tmp/tables-3-4` (a test's `CARGO_TARGET_TMPDIR`,
+/// which every crate of the workspace shares): kept while it was made from
+/// the sources as they are now (see [`sources_stamp`]) and matches
+/// `tables/CHECKSUMS`, else made again by `generate` (which builds the set
+/// into the directory it is given) beside it and moved into place. One
+/// thread of a process makes it at a time; the others wait and reuse it.
 ///
 /// # Panics
 /// If the files `generate` writes differ from `tables/CHECKSUMS`.
 pub fn set_3_4(tmp: &Path, generate: impl FnOnce(&Path)) -> PathBuf {
+    static MAKING: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = MAKING.lock().unwrap_or_else(PoisonError::into_inner);
     let dir = tmp.join("tables-3-4");
-    if checksum_mismatches(&dir, |_| true).is_empty() {
+    let stamp_file = dir.join(STAMP);
+    let stamp = sources_stamp();
+    if fs::read_to_string(&stamp_file).is_ok_and(|made_from| made_from == stamp)
+        && checksum_mismatches(&dir, |_| true).is_empty()
+    {
         return dir;
     }
-    if dir.exists() {
-        fs::remove_dir_all(&dir).expect("stale tables removed");
+    let fresh = tmp.join(format!("tables-3-4.{}", std::process::id()));
+    for old in [&fresh, &dir] {
+        if old.exists() {
+            fs::remove_dir_all(old).expect("stale tables removed");
+        }
     }
-    generate(&dir);
-    let differ = checksum_mismatches(&dir, |_| true);
+    generate(&fresh);
+    let differ = checksum_mismatches(&fresh, |_| true);
     assert!(
         differ.is_empty(),
         "generated tables differ from tables/CHECKSUMS: {differ:?}"
     );
+    fs::write(fresh.join(STAMP), stamp).expect("stamp written");
+    fs::rename(&fresh, &dir).expect("set moved into place");
     dir
+}
+
+/// The file in the 3-4 set's directory that names the sources it was made
+/// from.
+const STAMP: &str = "SOURCES";
+
+/// The SHA-256 of the sources a generated table depends on (the library's
+/// and the command line's, and `Cargo.lock`), so that a set kept from an
+/// earlier run is made again after any change to them: a kept set that
+/// still matches `tables/CHECKSUMS` would otherwise hide a generator that
+/// no longer writes those bytes.
+fn sources_stamp() -> String {
+    let root = repository_root();
+    let mut files = vec![root.join("Cargo.lock")];
+    for dir in ["src", "crates/cli/src"] {
+        files_under(&root.join(dir), &mut files);
+    }
+    files.sort();
+    let mut hash = Sha256::new();
+    for file in files {
+        let bytes = fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let name = file.strip_prefix(&root).unwrap_or(&file);
+        hash.update(name.to_string_lossy().as_bytes());
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(&bytes);
+    }
+    hex(&hash.finalize())
+}
+
+/// Every file under `dir`, at any depth, appended to `files`.
+fn files_under(dir: &Path, files: &mut Vec<PathBuf>) {
+    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("directory entry").path();
+        if path.is_dir() {
+            files_under(&path, files);
+        } else {
+            files.push(path);
+        }
+    }
 }
 
 /// Lower-case hex SHA-256.
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lower-case hex of a digest.
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
