@@ -81,7 +81,8 @@ pub fn checksum_mismatches(dir: &Path, wanted: impl Fn(&str) -> bool) -> Vec<Str
 
 /// The 3-4 piece set in `tmp/tables-3-4` (a test's `CARGO_TARGET_TMPDIR`,
 /// which every crate of the workspace shares): kept while it was made from
-/// the sources as they are now (see [`sources_stamp`]) and matches
+/// the sources as they are now (see [`sources_stamp`], kept in
+/// `tmp/tables-3-4.sources`) and matches
 /// `tables/CHECKSUMS`, else made again by `generate` (which builds the set
 /// into the directory it is given) beside it and moved into place. One
 /// thread of a process makes it at a time; the others wait and reuse it.
@@ -92,7 +93,8 @@ pub fn set_3_4(tmp: &Path, generate: impl FnOnce(&Path)) -> PathBuf {
     static MAKING: Mutex<()> = Mutex::new(());
     let _one_at_a_time = MAKING.lock().unwrap_or_else(PoisonError::into_inner);
     let dir = tmp.join("tables-3-4");
-    let stamp_file = dir.join(STAMP);
+    // Beside the set, not in it: the tests read every file of the set.
+    let stamp_file = tmp.join("tables-3-4.sources");
     let stamp = sources_stamp();
     if fs::read_to_string(&stamp_file).is_ok_and(|made_from| made_from == stamp)
         && checksum_mismatches(&dir, |_| true).is_empty()
@@ -100,6 +102,9 @@ pub fn set_3_4(tmp: &Path, generate: impl FnOnce(&Path)) -> PathBuf {
         return dir;
     }
     let fresh = tmp.join(format!("tables-3-4.{}", std::process::id()));
+    if stamp_file.exists() {
+        fs::remove_file(&stamp_file).expect("stale stamp removed");
+    }
     for old in [&fresh, &dir] {
         if old.exists() {
             fs::remove_dir_all(old).expect("stale tables removed");
@@ -111,14 +116,10 @@ pub fn set_3_4(tmp: &Path, generate: impl FnOnce(&Path)) -> PathBuf {
         differ.is_empty(),
         "generated tables differ from tables/CHECKSUMS: {differ:?}"
     );
-    fs::write(fresh.join(STAMP), stamp).expect("stamp written");
     fs::rename(&fresh, &dir).expect("set moved into place");
+    fs::write(&stamp_file, stamp).expect("stamp written");
     dir
 }
-
-/// The file in the 3-4 set's directory that names the sources it was made
-/// from.
-const STAMP: &str = "SOURCES";
 
 /// The SHA-256 of the sources a generated table depends on (the library's
 /// and the command line's, and `Cargo.lock`), so that a set kept from an
