@@ -53,7 +53,7 @@ use crate::{
         slots::Slots,
     },
     index::Layout,
-    mmap::WorkArray,
+    mmap::{WorkArray, prefetch},
 };
 
 /// Longest win or loss, in plies, stored in the byte itself.
@@ -127,6 +127,12 @@ impl CellArray {
                 map.get(index).map(Cell)
             }
         }
+    }
+
+    /// Start loading the cell at `index` into the cache ([`prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, index: u64) {
+        prefetch(&self.bytes.bytes()[index as usize]);
     }
 
     /// Call `visit` with every index in `range` whose cell passes `test`,
@@ -484,6 +490,12 @@ impl TableBits {
         self.bytes.bytes()[(slot / 8) as usize].fetch_or(1 << (slot % 8), Ordering::Relaxed);
     }
 
+    /// Start loading the bit of `slot` into the cache ([`prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, slot: u64) {
+        prefetch(&self.bytes.bytes()[(slot / 8) as usize]);
+    }
+
     /// The bit of `slot`.
     #[inline]
     pub fn get(&self, slot: u64) -> bool {
@@ -684,6 +696,16 @@ impl TableCells {
         {
             LevelCells::Open(cells) => cells.load(local),
             LevelCells::Packed(cells) => cells.load(local),
+        }
+    }
+
+    /// Start loading the cell at `index` with `turn` to move into the
+    /// cache, if its level is open (a packed level reads in order).
+    #[inline]
+    pub fn prefetch(&self, turn: Color, index: u64) {
+        let (level, local) = self.locate(index);
+        if let Some(LevelCells::Open(cells)) = self.levels[level].as_ref().map(|l| l.get(turn)) {
+            cells.prefetch(local);
         }
     }
 

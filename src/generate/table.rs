@@ -20,6 +20,7 @@ use crate::{
     },
     index::{Layout, Placement, TableIndex},
     material::Material,
+    mmap::prefetch,
     probe::{IndexedValues, KeptDtz, KeptWdl, ProbeError, StoredValues},
     value::{Dtz, Rule, Wdl},
 };
@@ -350,6 +351,18 @@ impl SolvedValues for Seeded<'_> {
 
     fn reads_in_order(&self) -> bool {
         self.table.cells.is_packed()
+    }
+
+    fn prefetch(&self, turn: Color, index: u64) {
+        self.table.cells.prefetch(turn, index);
+        match &self.captured {
+            None => self
+                .table
+                .zeroing_reaches
+                .get(turn)
+                .prefetch(self.table.cells.table_slot(index)),
+            Some(captured) => prefetch(&captured.get(turn)[(index / 64) as usize]),
+        }
     }
 
     fn capture_reaches(&self, turn: Color, index: u64) -> bool {
