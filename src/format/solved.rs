@@ -142,17 +142,20 @@ pub enum OrderSearch {
     Thorough,
 }
 
-/// Positions per side up to which a stream in an order led by a piece
-/// reads the solved table in the file's order, unsorted: every table of
-/// 3-4 pieces (6.3 M positions a side at most), where sorting cost more
-/// than the cache misses it saved (`generate --pieces 4` 0.94× the time,
-/// same files); a five-piece table (over 100 M) is still read sorted.
-const UNSORTED_READS_UP_TO: u64 = 1 << 24;
-
-/// Reads ahead a sorted gather asks for ([`SolvedValues::prefetch`]):
-/// with 16, KRBvKR's build took 0.95× the time of none; 48 took 1.02× of
-/// 16 (see BENCHMARKS.md).
+/// Reads ahead a gather in a file's order asks for
+/// ([`SolvedValues::prefetch`]). A large table read in an order led by a
+/// piece reads its cells scattered all over it: asking 16 reads ahead
+/// took KRBvKR's build 0.95× the time of sorting each range's indices
+/// first and asking nothing, 48 ahead 1.02× of 16, and dropping the sort
+/// then 0.93× (see BENCHMARKS.md).
 const PREFETCH_AHEAD: usize = 16;
+
+/// Positions per side up to which a stream in an order led by a piece
+/// reads each value as its index comes, asking nothing ahead: every table
+/// of 3-4 pieces (6.3 M positions a side at most), whose cells the cache
+/// mostly holds (asking ahead took `generate --pieces 4` 1.02× the time);
+/// a five-piece table (over 100 M) asks ([`PREFETCH_AHEAD`]).
+const READS_AS_THEY_COME_UP_TO: u64 = 1 << 24;
 
 /// What the writer needs of a solved table.
 pub trait SolvedValues: Sync {
@@ -279,9 +282,8 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
     /// blocks that cover the range, each in the solver's order (also what
     /// a table that reads faster in its own order needs,
     /// [`SolvedValues::reads_in_order`]); a reorder between frames (a
-    /// leading piece) sorts the range's indices, mapped a run of 64 at a
-    /// time ([`Reorder::for_each_in_range`]), unless the table is small
-    /// ([`UNSORTED_READS_UP_TO`]).
+    /// leading piece) reads in the file's order, asking for each read
+    /// early ([`InFileOrder::wanted_between_frames`]).
     fn all_wanted(&self, id: StreamId, start: u64, len: usize) -> Vec<Wanted> {
         let end = start + len as u64;
         if self.to_solver.is_identity() {
@@ -304,46 +306,40 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
             }
             return wanted;
         }
-        let sorted = self.table.layout().size() > UNSORTED_READS_UP_TO;
-        self.wanted_between_frames(id, start, len, sorted, wanted)
+        let ask_ahead = self.table.layout().size() > READS_AS_THEY_COME_UP_TO;
+        self.wanted_between_frames(id, start, ask_ahead, wanted)
     }
 
-    /// [`InFileOrder::all_wanted`] where the file's order leads by a piece:
-    /// the range's solver indices, mapped a run of 64 at a time, read as
-    /// they come or (`sorted`) in ascending order, into `wanted`.
+    /// [`InFileOrder::all_wanted`] where the file's order leads by a piece,
+    /// into `wanted` from file index `start`: the range's solver indices,
+    /// mapped a run of 64 at a time ([`Reorder::for_each_in_range`]), read
+    /// in the file's order: as they come, or (`ask_ahead`: a large table,
+    /// [`READS_AS_THEY_COME_UP_TO`]) each asked for [`PREFETCH_AHEAD`]
+    /// reads early.
     fn wanted_between_frames(
         &self,
         id: StreamId,
         start: u64,
-        len: usize,
-        sorted: bool,
+        ask_ahead: bool,
         mut wanted: Vec<Wanted>,
     ) -> Vec<Wanted> {
-        if !sorted {
+        if !ask_ahead {
             self.to_solver
-                .for_each_in_range(start, len, |offset, solver| {
-                    wanted[offset] = self.wanted(id, start + offset as u64, solver);
+                .for_each_in_range(start, wanted.len(), |offset, index| {
+                    wanted[offset] = self.wanted(id, start + offset as u64, index);
                 });
             return wanted;
         }
-        // Solver index and offset in the range, as one sortable number.
-        let shift = usize::BITS - len.leading_zeros();
-        assert!(
-            self.table.layout().size().leading_zeros() >= shift,
-            "index and offset fit 64 bits"
-        );
-        let mut order: Vec<u64> = vec![0; len];
+        let mut solver = vec![0; wanted.len()];
         self.to_solver
-            .for_each_in_range(start, len, |offset, solver| {
-                order[offset] = solver << shift | offset as u64;
+            .for_each_in_range(start, wanted.len(), |offset, index| {
+                solver[offset] = index;
             });
-        order.sort_unstable();
-        for (i, &key) in order.iter().enumerate() {
-            if let Some(ahead) = order.get(i + PREFETCH_AHEAD) {
-                self.table.prefetch(id.turn, ahead >> shift);
+        for (offset, &index) in solver.iter().enumerate() {
+            if let Some(&ahead) = solver.get(offset + PREFETCH_AHEAD) {
+                self.table.prefetch(id.turn, ahead);
             }
-            let offset = key & ((1 << shift) - 1);
-            wanted[offset as usize] = self.wanted(id, start + offset, key >> shift);
+            wanted[offset] = self.wanted(id, start + offset as u64, index);
         }
         wanted
     }
@@ -935,11 +931,13 @@ mod tests {
         assert_eq!(Estimate::Sample.windows(1000), (vec![0], 1000));
     }
 
-    /// A stream led by a piece reads the same values unsorted (as a small
-    /// table does) as sorted (as a large one does): KQvKR led by the rook,
-    /// both sides, both sections, over ranges that start and end anywhere.
+    /// A stream led by a piece reads in bulk, as the indices come (as a
+    /// small table does) and asking ahead (as a large one does), what it
+    /// reads one index at a time through [`Reorder::apply`]: KQvKR led by
+    /// the rook, both sides, both sections, over ranges that start and end
+    /// anywhere.
     #[test]
-    fn unsorted_reads_want_what_sorted_reads_want() {
+    fn reads_between_frames_want_what_each_index_wants() {
         use crate::generate::{SolveOptions, TableSet, solve};
         let material: crate::material::Material = "KQvKR".parse().expect("material");
         let mut set = TableSet::new();
@@ -957,12 +955,16 @@ mod tests {
         for id in StreamId::ALL {
             let mut exact = 0;
             for (start, len) in [(0, 4096), (n / 3 + 17, 100_003), (n - 777, 777)] {
-                let read = |sorted| {
-                    file.wanted_between_frames(id, start, len, sorted, vec![Wanted::Any; len])
+                let bulk = |ask_ahead| {
+                    file.wanted_between_frames(id, start, ask_ahead, vec![Wanted::Any; len])
                 };
-                let unsorted = read(false);
-                assert_eq!(unsorted, read(true), "{id:?} {start}");
-                exact += unsorted
+                let one_by_one: Vec<Wanted> = (start..start + len as u64)
+                    .map(|index| file.wanted(id, index, file.to_solver.apply(index)))
+                    .collect();
+                assert_eq!(bulk(false), one_by_one, "{id:?} {start}");
+                assert_eq!(bulk(true), one_by_one, "{id:?} {start}, asking ahead");
+                let bulk = bulk(false);
+                exact += bulk
                     .iter()
                     .filter(|w| matches!(w, Wanted::Exactly(_)))
                     .count();
