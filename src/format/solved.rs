@@ -147,7 +147,7 @@ pub enum OrderSearch {
 /// piece reads its cells scattered all over it: asking 16 reads ahead
 /// took KRBvKR's build 0.95× the time of sorting each range's indices
 /// first and asking nothing, 48 ahead 1.02× of 16, and dropping the sort
-/// then 0.93× (see BENCHMARKS.md).
+/// then 0.92× (see BENCHMARKS.md).
 const PREFETCH_AHEAD: usize = 16;
 
 /// Positions per side up to which a stream in an order led by a piece
