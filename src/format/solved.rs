@@ -955,16 +955,15 @@ mod tests {
         for id in StreamId::ALL {
             let mut exact = 0;
             for (start, len) in [(0, 4096), (n / 3 + 17, 100_003), (n - 777, 777)] {
-                let bulk = |ask_ahead| {
+                let read = |ask_ahead| {
                     file.wanted_between_frames(id, start, ask_ahead, vec![Wanted::Any; len])
                 };
                 let one_by_one: Vec<Wanted> = (start..start + len as u64)
                     .map(|index| file.wanted(id, index, file.to_solver.apply(index)))
                     .collect();
-                assert_eq!(bulk(false), one_by_one, "{id:?} {start}");
-                assert_eq!(bulk(true), one_by_one, "{id:?} {start}, asking ahead");
-                let bulk = bulk(false);
-                exact += bulk
+                assert_eq!(read(false), one_by_one, "{id:?} {start}");
+                assert_eq!(read(true), one_by_one, "{id:?} {start}, asking ahead");
+                exact += one_by_one
                     .iter()
                     .filter(|w| matches!(w, Wanted::Exactly(_)))
                     .count();
