@@ -63,6 +63,14 @@ impl Table {
             .get(self.cells.table_slot(index))
     }
 
+    /// Start loading the bit [`Table::zeroing_reaches`] reads into the
+    /// cache.
+    fn prefetch_zeroing_reaches(&self, turn: Color, index: u64) {
+        self.zeroing_reaches
+            .get(turn)
+            .prefetch(self.cells.table_slot(index));
+    }
+
     /// The index scheme.
     pub fn layout(&self) -> &Layout {
         &self.layout
@@ -356,11 +364,7 @@ impl SolvedValues for Seeded<'_> {
     fn prefetch(&self, turn: Color, index: u64) {
         self.table.cells.prefetch(turn, index);
         match &self.captured {
-            None => self
-                .table
-                .zeroing_reaches
-                .get(turn)
-                .prefetch(self.table.cells.table_slot(index)),
+            None => self.table.prefetch_zeroing_reaches(turn, index),
             Some(captured) => prefetch(&captured.get(turn)[(index / 64) as usize]),
         }
     }
