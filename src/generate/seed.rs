@@ -17,7 +17,7 @@
 
 use shakmaty::{Bitboard, ByColor, Color, Piece, Rank, Role, Square, attacks};
 
-use std::sync::OnceLock;
+use std::{cell::OnceCell, sync::OnceLock};
 
 use crate::{
     format::{nibble_wdl, set_nibble_wdl},
@@ -556,7 +556,34 @@ impl Position<'_, '_> {
         }
         let king = king_square(self.squares, turn);
         let mut checkers = Bitboard::EMPTY;
-        let mut king_danger = [Bitboard::EMPTY; MAX_PIECES];
+        for (slot, &sq) in self.squares[..self.seeder.layout.piece_count()]
+            .iter()
+            .enumerate()
+        {
+            if self.seeder.layout.pieces()[slot].color != turn
+                && self.attacks_of[slot].contains(king)
+            {
+                checkers.add(Square::new(u32::from(sq)));
+            }
+        }
+        Some(Moves {
+            position: self,
+            turn,
+            search,
+            king,
+            checkers,
+            king_danger: OnceCell::new(),
+            pinned: self.pinned(turn, king),
+            zeroing: None,
+            quiet: false,
+        })
+    }
+
+    /// By enemy slot of `turn`, whose king stands on `king`: the squares
+    /// it attacks with that king gone (sliders see through the square the
+    /// king leaves).
+    fn king_danger(&self, turn: Color, king: Square) -> [Bitboard; MAX_PIECES] {
+        let mut danger = [Bitboard::EMPTY; MAX_PIECES];
         for (slot, (piece, &sq)) in self
             .seeder
             .layout
@@ -568,29 +595,13 @@ impl Position<'_, '_> {
             if piece.color == turn {
                 continue;
             }
-            let from = Square::new(u32::from(sq));
-            if self.attacks_of[slot].contains(king) {
-                checkers.add(from);
-            }
-            // What the piece would attack with our king gone (sliders see
-            // through the square the king leaves).
-            king_danger[slot] = if matches!(piece.role, Role::Queen | Role::Rook | Role::Bishop) {
-                attacks::attacks(from, *piece, self.occupied ^ king)
+            danger[slot] = if matches!(piece.role, Role::Queen | Role::Rook | Role::Bishop) {
+                attacks::attacks(Square::new(u32::from(sq)), *piece, self.occupied ^ king)
             } else {
                 self.attacks_of[slot]
             };
         }
-        Some(Moves {
-            position: self,
-            turn,
-            search,
-            king,
-            checkers,
-            king_danger,
-            pinned: self.pinned(turn, king),
-            zeroing: None,
-            quiet: false,
-        })
+        danger
     }
 
     /// `turn`'s pieces pinned to its king by an enemy slider.
@@ -644,8 +655,9 @@ struct Moves<'p, 's, 'a> {
     king: Square,
     /// Enemy pieces giving check.
     checkers: Bitboard,
-    /// By enemy slot: the squares it attacks through our king's square.
-    king_danger: [Bitboard; MAX_PIECES],
+    /// By enemy slot: the squares it attacks through our king's square
+    /// ([`Position::king_danger`]), found at the first king move.
+    king_danger: OnceCell<[Bitboard; MAX_PIECES]>,
     pinned: Bitboard,
     /// The best zeroing move's score so far.
     zeroing: Option<Dtz>,
@@ -686,9 +698,16 @@ impl Moves<'_, '_, '_> {
             }
         }
         if !self.quiet && self.search == Search::All {
-            self.quiet = (targets & !p.occupied)
-                .into_iter()
-                .any(|to| self.legal(slot, to, None));
+            let quiet = targets & !p.occupied;
+            let from = Square::new(u32::from(p.squares[slot]));
+            // A piece other than the king, unpinned and not in check, may
+            // go to any of its empty squares.
+            self.quiet =
+                if from != self.king && self.checkers.is_empty() && !self.pinned.contains(from) {
+                    quiet.any()
+                } else {
+                    quiet.into_iter().any(|to| self.legal(slot, to, None))
+                };
         }
         Ok(Decided::No)
     }
@@ -750,8 +769,10 @@ impl Moves<'_, '_, '_> {
     fn legal(&self, slot: usize, to: Square, victim: Option<usize>) -> bool {
         let from = Square::new(u32::from(self.position.squares[slot]));
         if from == self.king {
+            let p = self.position;
             return !self
                 .king_danger
+                .get_or_init(|| p.king_danger(self.turn, self.king))
                 .iter()
                 .enumerate()
                 .any(|(j, danger)| Some(j) != victim && danger.contains(to));
