@@ -129,6 +129,37 @@ impl CellArray {
         }
     }
 
+    /// Every cell some position holds, each once, in no particular order
+    /// (the overflow map's values included): a scan of the codes, not a
+    /// decode of every position.
+    pub fn distinct(&self) -> Vec<Cell> {
+        let none = || [false; 256];
+        let seen = self
+            .bytes
+            .bytes()
+            .par_chunks(1 << 20)
+            .map(|chunk| {
+                let mut seen = none();
+                for byte in chunk {
+                    seen[usize::from(byte.load(Ordering::Relaxed))] = true;
+                }
+                seen
+            })
+            .reduce(none, |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(x, y)| *x |= y);
+                a
+            });
+        let overflow = self.overflow.read().expect("overflow map lock");
+        let mut cells: Vec<Cell> = (0..=u8::MAX)
+            .filter(|&code| seen[usize::from(code)])
+            .filter_map(decode)
+            .chain(overflow.iter().map(|(_, value)| Cell(value)))
+            .collect();
+        cells.sort_unstable_by_key(|cell| cell.0);
+        cells.dedup();
+        cells
+    }
+
     /// Start loading the cell at `index` into the cache ([`prefetch`]).
     #[inline]
     pub fn prefetch(&self, index: u64) {
@@ -699,6 +730,22 @@ impl TableCells {
         }
     }
 
+    /// Every cell some position of `turn` holds ([`CellArray::distinct`]),
+    /// if every level is open; `None` if one is packed or was never
+    /// solved.
+    pub fn distinct(&self, turn: Color) -> Option<Vec<Cell>> {
+        let mut cells = Vec::new();
+        for level in &self.levels {
+            match level.as_ref()?.get(turn) {
+                LevelCells::Open(open) => cells.extend(open.distinct()),
+                LevelCells::Packed(_) => return None,
+            }
+        }
+        cells.sort_unstable_by_key(|cell| cell.0);
+        cells.dedup();
+        Some(cells)
+    }
+
     /// Start loading the cell at `index` with `turn` to move into the
     /// cache, if its level is open (a packed level reads in order).
     #[inline]
@@ -905,6 +952,56 @@ mod tests {
                 let holds = cells.holds(index as u64, other);
                 assert_eq!(holds, cell == other, "{cell:?} {other:?}");
             }
+        }
+    }
+
+    /// A side's distinct cells, long values included, are those its
+    /// positions hold; a table with a level packed or not yet solved has
+    /// no such list.
+    #[test]
+    fn distinct_cells_are_the_cells_positions_hold() {
+        let layout = Layout::new("KPvK".parse().expect("material"));
+        let slices: Vec<usize> = (0..layout.slice_count()).collect();
+        let (first, second) = slices.split_at(10);
+        let levels = [first.to_vec(), second.to_vec()];
+        let value = |index: u64| match index % 11 {
+            0 => Cell::ILLEGAL,
+            1 => Cell(-((index % 300) as i16) - 1),
+            2 => Cell::UNKNOWN_DRAW,
+            _ => Cell((index % 250) as i16),
+        };
+        for pack in [false, true] {
+            let mut cells = TableCells::new(&layout, &levels, pack);
+            for level in 0..2 {
+                assert_eq!(cells.distinct(Color::Black), None, "level {level} unsolved");
+                cells
+                    .open(level, WorkArray::anonymous)
+                    .expect("anonymous map");
+                for index in 0..layout.size() {
+                    if cells.locate(index).0 == level {
+                        let (array, local) = cells.open_array(Color::Black, index);
+                        array.store(local, value(index));
+                    }
+                }
+                cells.publish();
+                if level == 0 {
+                    cells.close(level).expect("packs");
+                }
+            }
+            let mut held: Vec<Cell> = (0..layout.size())
+                .map(|index| cells.load(Color::Black, index))
+                .collect();
+            held.sort_unstable_by_key(|cell| cell.0);
+            held.dedup();
+            assert!(
+                held.len() > 300,
+                "{} cells, long ones among them",
+                held.len()
+            );
+            let expected = (!pack).then_some(held);
+            assert_eq!(cells.distinct(Color::Black), expected, "packed: {pack}");
+            let illegal = (!pack).then(|| vec![Cell::ILLEGAL]);
+            assert_eq!(cells.distinct(Color::White), illegal);
         }
     }
 

@@ -141,6 +141,11 @@ impl SolvedValues for Table {
     fn value(&self, turn: Color, index: u64) -> Option<Dtz> {
         self.cells.load(turn, index).value()
     }
+
+    fn distinct_values(&self, turn: Color) -> Option<Vec<Dtz>> {
+        let cells = self.cells.distinct(turn)?;
+        Some(cells.into_iter().filter_map(Cell::value).collect())
+    }
 }
 
 impl IndexedValues for Table {
@@ -349,6 +354,10 @@ impl SolvedValues for Seeded<'_> {
 
     fn value(&self, turn: Color, index: u64) -> Option<Dtz> {
         SolvedValues::value(self.table, turn, index)
+    }
+
+    fn distinct_values(&self, turn: Color) -> Option<Vec<Dtz>> {
+        self.table.distinct_values(turn)
     }
 
     fn zeroing_decides(&self, turn: Color, index: u64, dtz: Dtz) -> bool {
