@@ -698,16 +698,9 @@ impl Moves<'_, '_, '_> {
             }
         }
         if !self.quiet && self.search == Search::All {
-            let quiet = targets & !p.occupied;
-            let from = Square::new(u32::from(p.squares[slot]));
-            // A piece other than the king, unpinned and not in check, may
-            // go to any of its empty squares.
-            self.quiet =
-                if from != self.king && self.checkers.is_empty() && !self.pinned.contains(from) {
-                    quiet.any()
-                } else {
-                    quiet.into_iter().any(|to| self.legal(slot, to, None))
-                };
+            self.quiet = (targets & !p.occupied)
+                .into_iter()
+                .any(|to| self.legal(slot, to, None));
         }
         Ok(Decided::No)
     }
@@ -765,17 +758,16 @@ impl Moves<'_, '_, '_> {
     }
 
     /// Whether moving `slot` to `to` (capturing `victim`) keeps the
-    /// mover's king safe.
+    /// mover's king safe: at once for a piece other than the king that is
+    /// not pinned, with its king not in check (most moves).
+    #[inline]
     fn legal(&self, slot: usize, to: Square, victim: Option<usize>) -> bool {
         let from = Square::new(u32::from(self.position.squares[slot]));
         if from == self.king {
-            let p = self.position;
-            return !self
-                .king_danger
-                .get_or_init(|| p.king_danger(self.turn, self.king))
-                .iter()
-                .enumerate()
-                .any(|(j, danger)| Some(j) != victim && danger.contains(to));
+            return self.king_move_legal(to, victim);
+        }
+        if self.checkers.is_empty() && !self.pinned.contains(from) {
+            return true;
         }
         if self.pinned.contains(from) && !attacks::aligned(self.king, from, to) {
             return false;
@@ -785,6 +777,18 @@ impl Moves<'_, '_, '_> {
             Some(_) if self.checkers.more_than_one() => false,
             Some(checker) => to == checker || attacks::between(self.king, checker).contains(to),
         }
+    }
+
+    /// Whether the king may step to `to` (capturing `victim`): no other
+    /// enemy piece attacks it there.
+    fn king_move_legal(&self, to: Square, victim: Option<usize>) -> bool {
+        let p = self.position;
+        !self
+            .king_danger
+            .get_or_init(|| p.king_danger(self.turn, self.king))
+            .iter()
+            .enumerate()
+            .any(|(j, danger)| Some(j) != victim && danger.contains(to))
     }
 
     /// Score a zeroing move of `slot` to `to`, becoming `role` (pawns;
