@@ -955,6 +955,25 @@ mod tests {
         }
     }
 
+    /// Open `level` of `cells` and store `value` of each of its positions
+    /// with Black to move.
+    fn open_black(
+        cells: &mut TableCells,
+        layout: &Layout,
+        level: usize,
+        value: impl Fn(u64) -> Cell,
+    ) {
+        cells
+            .open(level, WorkArray::anonymous)
+            .expect("anonymous map");
+        for index in 0..layout.size() {
+            if cells.locate(index).0 == level {
+                let (array, local) = cells.open_array(Color::Black, index);
+                array.store(local, value(index));
+            }
+        }
+    }
+
     /// A side's distinct cells, long values included, are those its
     /// positions hold; a table with a level packed or not yet solved has
     /// no such list.
@@ -974,15 +993,7 @@ mod tests {
             let mut cells = TableCells::new(&layout, &levels, pack);
             for level in 0..2 {
                 assert_eq!(cells.distinct(Color::Black), None, "level {level} unsolved");
-                cells
-                    .open(level, WorkArray::anonymous)
-                    .expect("anonymous map");
-                for index in 0..layout.size() {
-                    if cells.locate(index).0 == level {
-                        let (array, local) = cells.open_array(Color::Black, index);
-                        array.store(local, value(index));
-                    }
-                }
+                open_black(&mut cells, &layout, level, value);
                 cells.publish();
                 if level == 0 {
                     cells.close(level).expect("packs");
@@ -1017,15 +1028,7 @@ mod tests {
             _ => Cell((index % 200) as i16),
         };
         for level in 0..2 {
-            cells
-                .open(level, WorkArray::anonymous)
-                .expect("anonymous map");
-            for index in 0..layout.size() {
-                if cells.locate(index).0 == level {
-                    let (array, local) = cells.open_array(Color::Black, index);
-                    array.store(local, value(index));
-                }
-            }
+            open_black(&mut cells, &layout, level, value);
             cells.close(level).expect("packs");
         }
         for index in (0..layout.size()).rev() {
