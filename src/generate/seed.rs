@@ -341,6 +341,7 @@ impl<'a> Seeder<'a> {
         }
         Some(Position {
             seeder: self,
+            pieces,
             squares,
             occupied,
             by_color,
@@ -501,6 +502,9 @@ fn king_square(squares: &[u8; MAX_PIECES], color: Color) -> Square {
 /// One placement, with what both sides' move searches share.
 struct Position<'s, 'a> {
     seeder: &'s Seeder<'a>,
+    /// The seeded table's pieces, by slot (the layout's, held here: the
+    /// move search reads them for every piece it moves).
+    pieces: &'s [Piece],
     squares: &'s [u8; MAX_PIECES],
     occupied: Bitboard,
     by_color: ByColor<Bitboard>,
@@ -556,13 +560,8 @@ impl Position<'_, '_> {
         }
         let king = king_square(self.squares, turn);
         let mut checkers = Bitboard::EMPTY;
-        for (slot, &sq) in self.squares[..self.seeder.layout.piece_count()]
-            .iter()
-            .enumerate()
-        {
-            if self.seeder.layout.pieces()[slot].color != turn
-                && self.attacks_of[slot].contains(king)
-            {
+        for (slot, &sq) in self.squares[..self.pieces.len()].iter().enumerate() {
+            if self.pieces[slot].color != turn && self.attacks_of[slot].contains(king) {
                 checkers.add(Square::new(u32::from(sq)));
             }
         }
@@ -584,14 +583,7 @@ impl Position<'_, '_> {
     /// king leaves).
     fn king_danger(&self, turn: Color, king: Square) -> [Bitboard; MAX_PIECES] {
         let mut danger = [Bitboard::EMPTY; MAX_PIECES];
-        for (slot, (piece, &sq)) in self
-            .seeder
-            .layout
-            .pieces()
-            .iter()
-            .zip(self.squares)
-            .enumerate()
-        {
+        for (slot, (piece, &sq)) in self.pieces.iter().zip(self.squares).enumerate() {
             if piece.color == turn {
                 continue;
             }
@@ -607,7 +599,7 @@ impl Position<'_, '_> {
     /// `turn`'s pieces pinned to its king by an enemy slider.
     fn pinned(&self, turn: Color, king: Square) -> Bitboard {
         let mut pinned = Bitboard::EMPTY;
-        for (piece, &sq) in self.seeder.layout.pieces().iter().zip(self.squares) {
+        for (piece, &sq) in self.pieces.iter().zip(self.squares) {
             let slider = Square::new(u32::from(sq));
             let line = match piece.role {
                 _ if piece.color == turn => continue,
@@ -670,7 +662,7 @@ impl Moves<'_, '_, '_> {
     fn run(&mut self) -> Result<Decided, ProbeError> {
         // Pieces before the king: a piece's quiet move is proved legal
         // cheaply, a king's needs an attack test.
-        let pieces = self.position.seeder.layout.pieces();
+        let pieces = self.position.pieces;
         let king = usize::from(self.turn == Color::Black);
         for slot in (2..pieces.len()).chain([king]) {
             if pieces[slot].color != self.turn {
@@ -743,24 +735,19 @@ impl Moves<'_, '_, '_> {
     /// with a double push).
     fn en_passant_threat(&self, to: Square) -> bool {
         let p = self.position;
-        p.seeder
-            .layout
-            .pieces()
-            .iter()
-            .zip(p.squares)
-            .any(|(piece, &sq)| {
-                let sq = Square::new(u32::from(sq));
-                piece.color != self.turn
-                    && piece.role == Role::Pawn
-                    && sq.rank() == to.rank()
-                    && sq.file().distance(to.file()) == 1
-            })
+        p.pieces.iter().zip(p.squares).any(|(piece, &sq)| {
+            let sq = Square::new(u32::from(sq));
+            piece.color != self.turn
+                && piece.role == Role::Pawn
+                && sq.rank() == to.rank()
+                && sq.file().distance(to.file()) == 1
+        })
     }
 
     /// Whether moving `slot` to `to` (capturing `victim`) keeps the
     /// mover's king safe: at once for a piece other than the king that is
     /// not pinned, with its king not in check (most moves).
-    #[inline]
+    #[inline(always)]
     fn legal(&self, slot: usize, to: Square, victim: Option<usize>) -> bool {
         let from = Square::new(u32::from(self.position.squares[slot]));
         if from == self.king {
@@ -800,8 +787,7 @@ impl Moves<'_, '_, '_> {
         role: Option<Role>,
     ) -> Result<Option<Decided>, ProbeError> {
         let p = self.position;
-        let victim =
-            (0..p.seeder.layout.piece_count()).find(|&j| j != slot && p.squares[j] == to as u8);
+        let victim = (0..p.pieces.len()).find(|&j| j != slot && p.squares[j] == to as u8);
         if !self.legal(slot, to, victim) {
             return Ok(None);
         }
