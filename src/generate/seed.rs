@@ -560,8 +560,8 @@ impl Position<'_, '_> {
         }
         let king = king_square(self.squares, turn);
         let mut checkers = Bitboard::EMPTY;
-        for (slot, &sq) in self.squares[..self.pieces.len()].iter().enumerate() {
-            if self.pieces[slot].color != turn && self.attacks_of[slot].contains(king) {
+        for (slot, (piece, &sq)) in self.pieces.iter().zip(self.squares).enumerate() {
+            if piece.color != turn && self.attacks_of[slot].contains(king) {
                 checkers.add(Square::new(u32::from(sq)));
             }
         }
