@@ -48,11 +48,13 @@
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 168 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 13 (readers also read 12: OLDEST_VERSION)
+//!      8     2  VERSION (u16) = 14 (readers also read 12 and 13:
+//!               OLDEST_VERSION; their DTZ blocks are of 128 bytes at most)
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block, at most (u16): WDL_BLOCK_LEN
-//!     14     2  bytes per DTZ block, at most (u16): DTZ_BLOCK_LEN
+//!     14     2  bytes per DTZ block, at most (u16): DTZ_BLOCK_LEN (512;
+//!               DTZ_BLOCK_LEN_V13 = 128 in versions 12 and 13)
 //!     16    16  material, ASCII ("KRPvKR"), NUL-padded
 //!     32     8  N, positions per side to move in the order of White's
 //!               WDL stream (u64; each stream's own N is in its head)
@@ -192,22 +194,30 @@ pub use writer::{WriteStep, write_table};
 
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
-/// The format version this crate writes and reads (version 13 lets any
+/// The format version this crate writes and reads (version 14 lets a DTZ
+/// block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before; version 13 lets any
 /// piece not in an identical run lead a pawnless index; version 11 gave
 /// every stream of a section blocks of one length; version 10 numbered
 /// every stream in one order of digits; version 9 numbered a
 /// pawnless table's kings as one pair in every order; version 8 stored a
 /// stream's grammar in five bytes a symbol, see BENCHMARKS.md).
-pub const VERSION: u16 = 13;
+pub const VERSION: u16 = 14;
 /// The oldest format version this crate reads: version 12's files are
-/// version 13's without an order led by a piece other than a king.
+/// version 13's without an order led by a piece other than a king, and
+/// version 13's are version 14's with DTZ blocks of at most
+/// [`DTZ_BLOCK_LEN_V13`] bytes.
 pub const OLDEST_VERSION: u16 = 12;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block, at most: one or two cache lines per probe.
 pub const WDL_BLOCK_LEN: u16 = 64;
-/// Bytes per DTZ block, at most.
-pub const DTZ_BLOCK_LEN: u16 = 128;
+/// Bytes per DTZ block, at most: as Syzygy's DTZ blocks, longer than WDL's
+/// because a DTZ probe is rarer (an engine's root, not its search) and its
+/// decoded blocks may be cached; the dense DTZ streams take 2-3 % fewer
+/// bytes than in blocks of 128 (see BENCHMARKS.md).
+pub const DTZ_BLOCK_LEN: u16 = 512;
+/// Bytes per DTZ block, at most, in files of versions 12 and 13.
+pub const DTZ_BLOCK_LEN_V13: u16 = 128;
 /// Bytes per block, at least: a stream's blocks are the power of two from
 /// this to its section's most that makes it smallest.
 pub const MIN_BLOCK_LEN: u16 = 16;
@@ -226,6 +236,15 @@ pub const EXTENSION: &str = "dtz50";
 pub const HEADER_LEN: usize = 168;
 /// Trailer length in bytes.
 pub const TRAILER_LEN: usize = 176;
+
+/// Bytes per DTZ block, at most, in a file of format `version`.
+const fn dtz_block_len(version: u16) -> u16 {
+    if version >= 14 {
+        DTZ_BLOCK_LEN
+    } else {
+        DTZ_BLOCK_LEN_V13
+    }
+}
 
 /// The two sections of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -387,10 +406,12 @@ impl StreamId {
             + usize::from(self.turn == shakmaty::Color::Black)
     }
 
-    /// Bytes per block, at most ([`WDL_BLOCK_LEN`], [`DTZ_BLOCK_LEN`]).
-    pub fn max_block_len(self) -> usize {
+    /// Bytes per block, at most, in a file of format `version`
+    /// ([`WDL_BLOCK_LEN`]; [`DTZ_BLOCK_LEN`], or [`DTZ_BLOCK_LEN_V13`]
+    /// before version 14).
+    pub fn max_block_len(self, version: u16) -> usize {
         usize::from(match self.section {
-            Section::Dtz => DTZ_BLOCK_LEN,
+            Section::Dtz => dtz_block_len(version),
             _ => WDL_BLOCK_LEN,
         })
     }
