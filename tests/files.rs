@@ -402,63 +402,6 @@ fn truncated_files_fail_on_open() {
     assert!(!err.to_string().contains("truncated"), "{err}");
 }
 
-/// `name`'s file as format version 13 would have it: the version, the
-/// header's most bytes per DTZ block (128, 512 since version 14), and the
-/// header's CRC-32C and the file's SHA-256 made right again.
-fn as_version_13(name: &str) -> Vec<u8> {
-    use sha2::{Digest, Sha256};
-    let crc = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
-    corrupt_copy(Rule::Fifty, name, |b| {
-        b[8..10].copy_from_slice(&13u16.to_le_bytes());
-        b[14..16].copy_from_slice(&128u16.to_le_bytes());
-        let header_crc = crc.checksum(&b[..HEADER_LEN - 4]);
-        b[HEADER_LEN - 4..HEADER_LEN].copy_from_slice(&header_crc.to_le_bytes());
-        let digest_at = b.len() - 32;
-        let digest = Sha256::digest(&b[..digest_at]);
-        b[digest_at..].copy_from_slice(&digest);
-    })
-}
-
-#[test]
-fn a_version_13_file_is_read_with_its_shorter_dtz_blocks() {
-    // KRvK's DTZ blocks are of 128 bytes, as version 13 allowed: the
-    // relabelled file verifies and reads every position as the original.
-    let original = TableFile::new(std::fs::read(file_path(Rule::Fifty, "KRvK")).expect("file"))
-        .expect("valid");
-    let old = TableFile::new(as_version_13("KRvK")).expect("a version 13 file");
-    old.verify().expect("the version 13 file verifies");
-    assert_eq!(old.chunk_count(), original.chunk_count());
-    for chunk in 0..original.chunk_count() {
-        let wdl = original.chunk_wdl(chunk).expect("wdl");
-        assert_eq!(old.chunk_wdl(chunk).expect("wdl"), wdl, "chunk {chunk}");
-        assert_eq!(
-            old.chunk_dtz(chunk, &wdl).expect("dtz"),
-            original.chunk_dtz(chunk, &wdl).expect("dtz"),
-            "chunk {chunk}"
-        );
-    }
-    // KQvK's DTZ blocks are of 256 bytes, which version 13 did not allow.
-    assert_eq!(
-        TableFile::new(as_version_13("KQvK"))
-            .expect_err("blocks too long for version 13")
-            .to_string(),
-        "bad dtz section: white to move: stream out of bounds"
-    );
-    // A version 14 header stating version 13's DTZ blocks is refused.
-    let crc = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI);
-    let bytes = corrupt_copy(Rule::Fifty, "KRvK", |b| {
-        b[14..16].copy_from_slice(&128u16.to_le_bytes());
-        let header_crc = crc.checksum(&b[..HEADER_LEN - 4]);
-        b[HEADER_LEN - 4..HEADER_LEN].copy_from_slice(&header_crc.to_le_bytes());
-    });
-    assert_eq!(
-        TableFile::new(bytes.as_slice())
-            .expect_err("128-byte DTZ blocks in version 14")
-            .to_string(),
-        "bad header: blocks of 64 and 128 bytes, expected 64 and 512"
-    );
-}
-
 #[test]
 fn another_version_or_rule_is_a_clear_error() {
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 11);
@@ -466,7 +409,7 @@ fn another_version_or_rule_is_a_clear_error() {
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 11, this dtz50 reads versions 12 to 14; `dtz50 generate` into its directory rebuilds it"
+        "format version 11, this dtz50 reads version 14; `dtz50 generate` into its directory rebuilds it"
     );
     // Through the facade: named, and not called corrupt.
     let dir = tempfile::tempdir().expect("temp dir");
@@ -480,16 +423,24 @@ fn another_version_or_rule_is_a_clear_error() {
     assert_eq!(
         dtz50::probe::error_chain(&err),
         format!(
-            "cannot use table {}: format version 11, this dtz50 reads versions 12 to 14; `dtz50 generate` into its directory rebuilds it",
+            "cannot use table {}: format version 11, this dtz50 reads version 14; `dtz50 generate` into its directory rebuilds it",
             path.display()
         )
+    );
+    // Version 13 coded DTZ blocks and symbols otherwise.
+    let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 13);
+    assert_eq!(
+        TableFile::new(bytes.as_slice())
+            .expect_err("version")
+            .to_string(),
+        "format version 13, this dtz50 reads version 14; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = 9);
     assert_eq!(
         TableFile::new(bytes.as_slice())
             .expect_err("version")
             .to_string(),
-        "format version 9, this dtz50 reads versions 12 to 14; `dtz50 generate` into its directory rebuilds it"
+        "format version 9, this dtz50 reads version 14; `dtz50 generate` into its directory rebuilds it"
     );
     let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[0] = b'X');
     assert!(matches!(

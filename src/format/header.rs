@@ -6,7 +6,7 @@ use shakmaty::{ByColor, Color};
 
 use super::{
     DTZ_BLOCK_LEN, FormatError, HEADER_LEN, INDEX_SCHEME, MAGIC, VERSION, WDL_BLOCK_LEN,
-    dtz_block_len, stream::CRC32, u16_at, u32_at, u64_at,
+    stream::CRC32, u16_at, u32_at, u64_at,
 };
 use crate::{
     index::{Layout, TableIndex, free_pieces},
@@ -181,10 +181,9 @@ pub(super) fn parse_header(b: &[u8]) -> Result<Header, FormatError> {
             b[11]
         )));
     }
-    let dtz_block_len = dtz_block_len(u16_at(b, 8));
-    if (u16_at(b, 12), u16_at(b, 14)) != (WDL_BLOCK_LEN, dtz_block_len) {
+    if (u16_at(b, 12), u16_at(b, 14)) != (WDL_BLOCK_LEN, DTZ_BLOCK_LEN) {
         return Err(bad(format!(
-            "blocks of {} and {} bytes, expected {WDL_BLOCK_LEN} and {dtz_block_len}",
+            "blocks of {} and {} bytes, expected {WDL_BLOCK_LEN} and {DTZ_BLOCK_LEN}",
             u16_at(b, 12),
             u16_at(b, 14)
         )));

@@ -48,13 +48,11 @@
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 168 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 14 (readers also read 12 and 13:
-//!               OLDEST_VERSION; their DTZ blocks are of 128 bytes at most)
+//!      8     2  VERSION (u16) = 14 (= OLDEST_VERSION: readers read no other)
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block, at most (u16): WDL_BLOCK_LEN
-//!     14     2  bytes per DTZ block, at most (u16): DTZ_BLOCK_LEN (512;
-//!               DTZ_BLOCK_LEN_V13 = 128 in versions 12 and 13)
+//!     14     2  bytes per DTZ block, at most (u16): DTZ_BLOCK_LEN (512)
 //!     16    16  material, ASCII ("KRPvKR"), NUL-padded
 //!     32     8  N, positions per side to move in the order of White's
 //!               WDL stream (u64; each stream's own N is in its head)
@@ -113,10 +111,13 @@
 //!                      without a code last
 //!                 24 × u16: how many symbols have a code of each length
 //!                      1..=24 (canonical Huffman codes), in order
-//!                 S × 3 bytes: each symbol, the 24-bit little-endian
-//!                      a | b << 12: a terminal if a = 0xfff (b: its
-//!                      index among the terminal codes), else the pair of
-//!                      symbols a, b (no pair may contain itself)
+//!                 the S symbols (version 14; three bytes each before):
+//!                      u8 g, then for each symbol two Exp-Golomb codes
+//!                      of order g, most significant bit first: 0 and
+//!                      its index among the terminal codes for a
+//!                      terminal, a + 1 and b for the pair of symbols
+//!                      a, b (no pair may contain itself); zero padding
+//!                      to a byte (see the entries module)
 //!                 C × u32: CRC-32C of each 1024-byte chunk of counts and
 //!                      index together
 //!                 u32  CRC-32C of the head before it
@@ -174,6 +175,7 @@ use crate::index::OrderError;
 mod cache;
 mod codes;
 mod decoded;
+mod entries;
 mod grammar;
 mod header;
 mod huffman;
@@ -195,18 +197,17 @@ pub use writer::{WriteStep, write_table};
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads (version 14 lets a DTZ
-/// block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before; version 13 lets any
+/// block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before, and codes a
+/// head's symbols in about 2.3 bytes each, 3 before; version 13 lets any
 /// piece not in an identical run lead a pawnless index; version 11 gave
 /// every stream of a section blocks of one length; version 10 numbered
 /// every stream in one order of digits; version 9 numbered a
 /// pawnless table's kings as one pair in every order; version 8 stored a
 /// stream's grammar in five bytes a symbol, see BENCHMARKS.md).
 pub const VERSION: u16 = 14;
-/// The oldest format version this crate reads: version 12's files are
-/// version 13's without an order led by a piece other than a king, and
-/// version 13's are version 14's with DTZ blocks of at most
-/// [`DTZ_BLOCK_LEN_V13`] bytes.
-pub const OLDEST_VERSION: u16 = 12;
+/// The oldest format version this crate reads (a file of an older one
+/// is refused with [`FormatError::Version`], which says how to rebuild it).
+pub const OLDEST_VERSION: u16 = 14;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block, at most: one or two cache lines per probe.
@@ -216,8 +217,6 @@ pub const WDL_BLOCK_LEN: u16 = 64;
 /// decoded blocks may be cached; the dense DTZ streams take 2-3 % fewer
 /// bytes than in blocks of 128 (see BENCHMARKS.md).
 pub const DTZ_BLOCK_LEN: u16 = 512;
-/// Bytes per DTZ block, at most, in files of versions 12 and 13.
-pub const DTZ_BLOCK_LEN_V13: u16 = 128;
 /// Bytes per block, at least: a stream's blocks are the power of two from
 /// this to its section's most that makes it smallest.
 pub const MIN_BLOCK_LEN: u16 = 16;
@@ -236,15 +235,6 @@ pub const EXTENSION: &str = "dtz50";
 pub const HEADER_LEN: usize = 168;
 /// Trailer length in bytes.
 pub const TRAILER_LEN: usize = 176;
-
-/// Bytes per DTZ block, at most, in a file of format `version`.
-const fn dtz_block_len(version: u16) -> u16 {
-    if version >= 14 {
-        DTZ_BLOCK_LEN
-    } else {
-        DTZ_BLOCK_LEN_V13
-    }
-}
 
 /// The two sections of a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -274,6 +264,15 @@ impl std::fmt::Display for Section {
     }
 }
 
+/// "version 14", or "versions 12 to 14": the versions this crate reads.
+fn versions(oldest: u16, newest: u16) -> String {
+    if oldest == newest {
+        format!("version {newest}")
+    } else {
+        format!("versions {oldest} to {newest}")
+    }
+}
+
 /// What is wrong with a table file.
 #[derive(Debug, Error)]
 pub enum FormatError {
@@ -290,7 +289,8 @@ pub enum FormatError {
     BadMagic,
     /// Written by another format version.
     #[error(
-        "format version {got}, this dtz50 reads versions {oldest} to {expected}; `dtz50 generate` into its directory rebuilds it"
+        "format version {got}, this dtz50 reads {}; `dtz50 generate` into its directory rebuilds it",
+        versions(*oldest, *expected)
     )]
     Version {
         /// The oldest version this crate reads.
@@ -406,12 +406,10 @@ impl StreamId {
             + usize::from(self.turn == shakmaty::Color::Black)
     }
 
-    /// Bytes per block, at most, in a file of format `version`
-    /// ([`WDL_BLOCK_LEN`]; [`DTZ_BLOCK_LEN`], or [`DTZ_BLOCK_LEN_V13`]
-    /// before version 14).
-    pub fn max_block_len(self, version: u16) -> usize {
+    /// Bytes per block, at most ([`WDL_BLOCK_LEN`], [`DTZ_BLOCK_LEN`]).
+    pub fn max_block_len(self) -> usize {
         usize::from(match self.section {
-            Section::Dtz => dtz_block_len(version),
+            Section::Dtz => DTZ_BLOCK_LEN,
             _ => WDL_BLOCK_LEN,
         })
     }

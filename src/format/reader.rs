@@ -187,8 +187,7 @@ impl<S: Source> TableFile<S> {
                 .and_then(|len| len.checked_div(u64::from(block_count)))
                 .filter(|&len| {
                     len.is_power_of_two()
-                        && (u64::from(MIN_BLOCK_LEN)..=id.max_block_len(version) as u64)
-                            .contains(&len)
+                        && (u64::from(MIN_BLOCK_LEN)..=id.max_block_len() as u64).contains(&len)
                 })
                 .unwrap_or(0) as usize;
             let place = StreamPlace {

@@ -16,6 +16,7 @@
 
 use std::{
     borrow::Cow,
+    cell::Cell,
     sync::atomic::{AtomicU64, Ordering},
 };
 
@@ -25,6 +26,7 @@ use rayon::prelude::*;
 use super::{
     FormatError, MIN_BLOCK_LEN,
     decoded::{DecodedBlock, DecodedBlocks},
+    entries::{self, Entry},
     grammar::{Grammar, MAX_SYMBOL_LEN, MAX_SYMBOLS},
     huffman::{Decoder, MAX_CODE_LEN, canonical_codes, code_lengths},
     source::Source,
@@ -438,17 +440,17 @@ fn head_bytes(
         let with = lengths.iter().filter(|&&l| u32::from(l) == length).count();
         h.extend_from_slice(&(with as u16).to_le_bytes());
     }
-    for &symbol in &canonical {
-        let (a, b) = match usize::from(symbol).checked_sub(terminals) {
-            None => (TERMINAL, symbol),
+    let entries: Vec<Entry> = canonical
+        .iter()
+        .map(|&symbol| match usize::from(symbol).checked_sub(terminals) {
+            None => Entry::Terminal(symbol),
             Some(pair) => {
                 let (l, r) = grammar.pairs[pair];
-                (number[usize::from(l)], number[usize::from(r)])
+                Entry::Pair(number[usize::from(l)], number[usize::from(r)])
             }
-        };
-        let packed = u32::from(a) | u32::from(b) << 12;
-        h.extend_from_slice(&packed.to_le_bytes()[..3]);
-    }
+        })
+        .collect();
+    h.extend_from_slice(&entries::encode(&entries));
     for chunk in tables.chunks(CHUNK_LEN) {
         h.extend_from_slice(&CRC32.checksum(chunk).to_le_bytes());
     }
@@ -467,10 +469,6 @@ fn canonical_order(lengths: &[u8]) -> Vec<u16> {
     });
     order
 }
-
-/// The first 12-bit half of a head's symbol entry that marks a terminal
-/// (the second half is then its index among the terminal codes).
-const TERMINAL: u16 = 0xfff;
 
 /// Where a stream is in its file (from the trailer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -498,36 +496,30 @@ struct Symbol {
 /// The `right` of a terminal symbol (no symbol has this number).
 const NO_PAIR: u16 = u16::MAX;
 
-/// The symbols of a head's entries (three bytes each, two 12-bit halves,
-/// see the module doc) over its terminal codes, a run of one code as that
-/// code, and the positions each stands for; an error if an entry names no
-/// terminal or symbol, or the pairs loop or stand for more than
-/// [`MAX_SYMBOL_LEN`] positions.
+/// The symbols of a head's entries (see the entries module) over its
+/// terminal codes, a run of one code as that code, and the positions each
+/// stands for; an error if an entry names no terminal or symbol, or the
+/// pairs loop or stand for more than [`MAX_SYMBOL_LEN`] positions.
 fn symbol_table(
-    entries: &[u8],
+    entries: &[Entry],
     terminal_codes: &[u16],
 ) -> Result<(Vec<Symbol>, Vec<u16>), &'static str> {
-    let halves: Vec<(u16, u16)> = entries
-        .chunks_exact(3)
-        .map(|e| {
-            let packed = u32::from_le_bytes([e[0], e[1], e[2], 0]);
-            ((packed & 0xfff) as u16, (packed >> 12) as u16)
-        })
-        .collect();
-    let mut symbols: Vec<Symbol> = Vec::with_capacity(halves.len());
-    for &(a, b) in &halves {
-        symbols.push(if a == TERMINAL {
-            let code = *terminal_codes
-                .get(usize::from(b))
-                .ok_or("an entry names no terminal")?;
-            Symbol {
-                left: code,
-                right: NO_PAIR,
+    let mut symbols: Vec<Symbol> = Vec::with_capacity(entries.len());
+    for &entry in entries {
+        symbols.push(match entry {
+            Entry::Terminal(t) => {
+                let code = *terminal_codes
+                    .get(usize::from(t))
+                    .ok_or("an entry names no terminal")?;
+                Symbol {
+                    left: code,
+                    right: NO_PAIR,
+                }
             }
-        } else if usize::from(a.max(b)) < halves.len() {
-            Symbol { left: a, right: b }
-        } else {
-            return Err("a pair names no symbol");
+            Entry::Pair(a, b) if usize::from(a.max(b)) < entries.len() => {
+                Symbol { left: a, right: b }
+            }
+            Entry::Pair(..) => return Err("a pair names no symbol"),
         });
     }
     // Lengths depth first (0: not known yet; a terminal's is 1); a
@@ -632,13 +624,14 @@ impl StreamReader {
         } {
             return Err(bad("head checksum mismatch".into()));
         }
-        let mut at = 0usize;
-        let mut take = |len: usize| -> Result<&[u8], FormatError> {
-            let slice = head
-                .get(at..at + len)
-                .filter(|_| at + len <= head.len() - 4)
+        // The fields, read in order up to the head's CRC.
+        let fields = Cell::new(&head[..head.len() - 4]);
+        let take = |len: usize| -> Result<&[u8], FormatError> {
+            let (slice, rest) = fields
+                .get()
+                .split_at_checked(len)
                 .ok_or_else(|| bad("head too short".into()))?;
-            at += len;
+            fields.set(rest);
             Ok(slice)
         };
         let n = u64_at(take(8)?, 0);
@@ -655,7 +648,9 @@ impl StreamReader {
             .chunks(2)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect();
-        let entries = take(3 * symbol_count)?.to_vec();
+        let (entries, entries_len) =
+            entries::decode(fields.get(), symbol_count).map_err(|why| bad(why.into()))?;
+        take(entries_len)?;
         let coded: usize = per_length.iter().map(|&c| usize::from(c)).sum();
         if n != positions
             || block_count != place.block_count
@@ -688,7 +683,7 @@ impl StreamReader {
             .chunks(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
-        if at != head.len() - 4 {
+        if !fields.get().is_empty() {
             return Err(bad("head too long".into()));
         }
         Ok(StreamReader {
@@ -1138,11 +1133,17 @@ fn read<S: Source + ?Sized>(
 mod tests {
     use super::*;
 
-    /// Head entries as the writer packs them: `(a, b)` halves.
-    fn entries(halves: &[(u16, u16)]) -> Vec<u8> {
+    /// The first half of a terminal's entry in these tests.
+    const TERMINAL: u16 = 0xfff;
+
+    /// Head entries from `(a, b)` halves, `(TERMINAL, t)` for terminal `t`.
+    fn entries(halves: &[(u16, u16)]) -> Vec<Entry> {
         halves
             .iter()
-            .flat_map(|&(a, b)| (u32::from(a) | u32::from(b) << 12).to_le_bytes()[..3].to_vec())
+            .map(|&(a, b)| match a {
+                TERMINAL => Entry::Terminal(b),
+                _ => Entry::Pair(a, b),
+            })
             .collect()
     }
 

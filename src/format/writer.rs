@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use shakmaty::{ByColor, Color};
 
 use super::{
-    Section, StreamId, VERSION,
+    Section, StreamId,
     grammar::Grammar,
     header::{SideStats, header_bytes},
     solved::{OrderSearch, SolvedValues, plan_file},
@@ -102,7 +102,7 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     on_step(WriteStep::BuildingGrammars);
     let grammars: Vec<Grammar> = kept.par_iter().map(|&id| plan.grammar(id)).collect();
     let encode = |id: StreamId, grammar: &Grammar| {
-        encode_stream(size(id), id.max_block_len(VERSION), grammar, &codes(id))
+        encode_stream(size(id), id.max_block_len(), grammar, &codes(id))
     };
     let streams = kept.len();
     let mut encoded: Vec<Option<EncodedStream>> = if table.layout().size() <= PARALLEL_STREAMS_UP_TO
