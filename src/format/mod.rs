@@ -135,10 +135,11 @@
 //!    144    32  SHA-256 of every byte of the file before it
 //! ```
 //!
-//! Codes: WDL + 2 (0 = loss .. 4 = win); DTZ: |DTZ| of a win or loss,
-//! |DTZ| - L of a cursed win or blessed loss (L = 100 for rule 50, 150
-//! for rule 75), at most 30,000; the sign, the offset and the zero of
-//! draws come from the WDL stream, so a DTZ probe reads WDL first.
+//! Codes: WDL + 2 (0 = loss .. 4 = win); DTZ: |DTZ| of a win, |DTZ| - 1
+//! of a loss (version 14: the winner's moves, as a win's |DTZ|), |DTZ| - L
+//! of a cursed win and |DTZ| - L - 1 of a blessed loss (L = 100 for rule
+//! 50, 150 for rule 75), at most 30,000; the sign, the offset and the zero
+//! of draws come from the WDL stream, so a DTZ probe reads WDL first.
 //! "Don't care" positions take the value before them (the first cared-for
 //! value at a segment's start; in DTZ, a run of them between two values
 //! takes the smaller, the commoner distance), which keeps runs long:
@@ -197,8 +198,9 @@ pub use writer::{WriteStep, write_table};
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads (version 14 lets a DTZ
-/// block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before, and codes a
-/// head's symbols in about 2.3 bytes each, 3 before; version 13 lets any
+/// block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before, codes a head's
+/// symbols in about 2.3 bytes each, 3 before, and stores a loss's DTZ
+/// less one; version 13 lets any
 /// piece not in an identical run lead a pawnless index; version 11 gave
 /// every stream of a section blocks of one length; version 10 numbered
 /// every stream in one order of digits; version 9 numbered a

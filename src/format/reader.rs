@@ -649,8 +649,8 @@ impl<S: Source> TableFile<S> {
             Wdl::Draw => 0,
             Wdl::Win => code,
             Wdl::CursedWin => code + limit,
-            Wdl::Loss => -code,
-            Wdl::BlessedLoss => -code - limit,
+            Wdl::Loss => -code - 1,
+            Wdl::BlessedLoss => -code - 1 - limit,
         })
     }
 
