@@ -88,26 +88,30 @@ pub(super) fn decode(bytes: &[u8], count: usize) -> Result<(Vec<Entry>, usize), 
     if k > MAX_ORDER {
         return Err("head fields out of range");
     }
+    let total = 8 * codes.len();
     let mut bit = 0usize;
+    // Each code is read from a 64-bit window at its first bit (a code is
+    // at most 25 bits), zeros past the last byte.
     let mut next = || -> Result<u32, &'static str> {
-        let mut read = || {
-            let byte = codes.get(bit / 8).ok_or("head too short")?;
-            bit += 1;
-            Ok::<u32, &'static str>(u32::from(byte >> (7 - (bit - 1) % 8) & 1))
-        };
-        let mut zeros = 0;
-        while read()? == 0 {
-            zeros += 1;
-            // A half is at most 4,096, 13 bits.
-            if zeros + k + 1 > 13 {
-                return Err("an entry is too long");
-            }
+        let start = (bit / 8).min(codes.len());
+        let mut window = [0u8; 8];
+        let available = (codes.len() - start).min(8);
+        window[..available].copy_from_slice(&codes[start..start + available]);
+        let window = u64::from_be_bytes(window) << (bit % 8);
+        let zeros = window.leading_zeros();
+        if bit + zeros as usize >= total {
+            return Err("head too short");
         }
-        let mut v = 1u32;
-        for _ in 0..zeros + k {
-            v = v << 1 | read()?;
+        // A half is at most 4,096, 13 bits.
+        if zeros + k + 1 > 13 {
+            return Err("an entry is too long");
         }
-        Ok(v - (1 << k))
+        let len = 2 * zeros + k + 1;
+        if bit + len as usize > total {
+            return Err("head too short");
+        }
+        bit += len as usize;
+        Ok((window >> (64 - len)) as u32 - (1 << k))
     };
     let mut entries = Vec::with_capacity(count);
     for _ in 0..count {
@@ -195,6 +199,24 @@ mod tests {
         assert_eq!(decode(&[12, 0xff], 1), Err("head fields out of range"));
         // Order 0 and 14 zeros: longer than any half.
         assert_eq!(decode(&[0, 0, 0, 0xff], 1), Err("an entry is too long"));
+        // Arbitrary bytes decode or fail, never panic.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..5_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let bytes: Vec<u8> = (0..state % 24)
+                .map(|i| (state >> (i % 8 * 8)) as u8)
+                .collect();
+            if let Ok((entries, len)) = decode(&bytes, (state >> 40) as usize % 9) {
+                assert!(len <= bytes.len());
+                assert!(
+                    entries
+                        .iter()
+                        .all(|e| e.values().iter().all(|&v| v <= 4095))
+                );
+            }
+        }
         // 4,095 as a half: no symbol has that number.
         for high in [
             Entry::Pair(4095, 0),
