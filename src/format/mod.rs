@@ -200,8 +200,8 @@ pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads (version 14 lets a DTZ
 /// block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before, codes a head's
 /// symbols in about 2.3 bytes each, 3 before, and stores a loss's DTZ
-/// less one; version 13 lets any
-/// piece not in an identical run lead a pawnless index; version 11 gave
+/// less one; version 13 lets any piece not in an identical run lead a
+/// pawnless index; version 11 gave
 /// every stream of a section blocks of one length; version 10 numbered
 /// every stream in one order of digits; version 9 numbered a
 /// pawnless table's kings as one pair in every order; version 8 stored a
