@@ -23,8 +23,8 @@ use std::{
 };
 
 /// Symbols a grammar may have (terminals and pairs): a reader keeps them
-/// while the file is open, a head names a symbol in 12 bits with one
-/// value marking a terminal, its decoder's table entries hold 12-bit
+/// while the file is open, a head's entries name symbols below 4,095
+/// (see the entries module), its decoder's table entries hold 12-bit
 /// symbols, and more buy little (KRBvKR: 16,384 symbols 1.9 % fewer
 /// bytes, see BENCHMARKS.md).
 pub(super) const MAX_SYMBOLS: usize = 4095;
@@ -40,8 +40,9 @@ pub(super) const MAX_SYMBOL_LEN: u32 = 65_535;
 const PAIRS_PER_PASS: usize = 64;
 
 /// A pair is worth a symbol if it occurs about this often in the whole
-/// stream (a symbol costs three bytes in the file, and saves a few bits
-/// where it stands for its pair): the 3-4 set is 5,444,372 bytes with 8,
+/// stream (a symbol costs two or three bytes in the file's head, and saves
+/// a few bits where it stands for its pair): measured when an entry took
+/// three bytes, the 3-4 set is 5,444,372 bytes with 8,
 /// and 0.6 % smaller with 4 (5,411,504; 5: 5,413,543, 6: 5,416,445, 3:
 /// 5,427,851), but a reader then parses 1.4 times the symbols on a
 /// stream's first probe: the engine workload's first 1,000 WDL probes over
