@@ -22,6 +22,8 @@ use std::{
     mem,
 };
 
+use super::Section;
+
 /// Symbols a grammar may have (terminals and pairs): a reader keeps them
 /// while the file is open, a head's entries name symbols below 4,095
 /// (see the entries module), its decoder's table entries hold 12-bit
@@ -39,17 +41,26 @@ pub(super) const MAX_SYMBOL_LEN: u32 = 65_535;
 /// when a pass made symbols of all 64, 2.70 MB now; see BENCHMARKS.md).
 const PAIRS_PER_PASS: usize = 64;
 
-/// A pair is worth a symbol if it occurs about this often in the whole
-/// stream (a symbol costs two or three bytes in the file's head, and saves
-/// a few bits where it stands for its pair): measured when an entry took
-/// three bytes, the 3-4 set is 5,444,372 bytes with 8,
-/// and 0.6 % smaller with 4 (5,411,504; 5: 5,413,543, 6: 5,416,445, 3:
+/// A pair of a WDL stream is worth a symbol if it occurs about this often
+/// in the whole stream (a symbol costs about two bytes in the file's head,
+/// and saves a few bits where it stands for its pair): measured when an
+/// entry took three bytes, the 3-4 set is 5,444,372 bytes with 8, and
+/// 0.6 % smaller with 4 (5,411,504; 5: 5,413,543, 6: 5,416,445, 3:
 /// 5,427,851), but a reader then parses 1.4 times the symbols on a
 /// stream's first probe: the engine workload's first 1,000 WDL probes over
 /// the 3-4 set took 1.6-1.9× Syzygy's time with 4 and 1.3× with 8 (see
-/// BENCHMARKS.md). A large table's grammar is built from a sample, where
-/// the count scales down, to 2 at least.
-const MIN_PAIR_COUNT: u64 = 8;
+/// BENCHMARKS.md). In format v14, 4 for WDL too took the 3-4 set's WDL
+/// 2.8 % smaller and its first 1,000 WDL probes from 1.53-1.58× to
+/// 1.75-1.90× Syzygy's time, near the 2× target. A large table's grammar
+/// is built from a sample, where the count scales down, to 2 at least.
+const WDL_MIN_PAIR_COUNT: u64 = 8;
+
+/// A pair of a DTZ stream is worth a symbol if it occurs about this often:
+/// DTZ probes have no first-probe target (they read more than one block's
+/// symbols anyway), and the 3-4 set's DTZ is smallest with 4 (format v14:
+/// 3,542,207 bytes with 8, 3,523,236 with 6, 3,517,481 with 4, 3,518,255
+/// with 3, 3,524,605 with 2; see BENCHMARKS.md).
+const DTZ_MIN_PAIR_COUNT: u64 = 4;
 
 /// A grammar: terminals, then pairs, in symbol order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +76,8 @@ pub(super) struct Grammar {
 impl Grammar {
     /// Build a grammar for a stream with these distinct `terminals`
     /// (ascending) from `sample` segments of its codes, the sample being
-    /// `scale` times the stream's length. Returns it with the sample's
+    /// `scale` times the stream's length, of `section` (which sets how
+    /// often a pair must occur to become a symbol). Returns it with the sample's
     /// segments as its symbols (what its encoder makes of them), rewritten
     /// in place: a five-piece stream's sample is 32 MB, so it is not
     /// copied.
@@ -73,8 +85,13 @@ impl Grammar {
         terminals: Vec<u16>,
         sample: Vec<Vec<u16>>,
         scale: f64,
+        section: Section,
     ) -> (Grammar, Vec<Vec<u16>>) {
-        let min_count = ((MIN_PAIR_COUNT as f64 * scale).ceil() as u32).max(2);
+        let min_pair_count = match section {
+            Section::Dtz => DTZ_MIN_PAIR_COUNT,
+            Section::Wdl | Section::Header => WDL_MIN_PAIR_COUNT,
+        };
+        let min_count = ((min_pair_count as f64 * scale).ceil() as u32).max(2);
         Self::build_limited(terminals, sample, MAX_SYMBOLS, min_count)
     }
 
@@ -577,6 +594,23 @@ mod tests {
         out
     }
 
+    /// A pair that occurs 5 times in a whole stream becomes a symbol of a
+    /// DTZ grammar (at least [`DTZ_MIN_PAIR_COUNT`]) and not of a WDL one
+    /// (at least [`WDL_MIN_PAIR_COUNT`]).
+    #[test]
+    fn a_dtz_grammar_takes_rarer_pairs_than_a_wdl_one() {
+        let codes: Vec<u16> = (0..5).flat_map(|i| [1, 2, 3 + i]).collect();
+        let terminals: Vec<u16> = (1..8).collect();
+        let pairs = |section| {
+            Grammar::build(terminals.clone(), vec![codes.clone()], 1.0, section)
+                .0
+                .pairs
+        };
+        // Terminal symbols number the codes 1..=7 from 0.
+        assert_eq!(pairs(Section::Dtz), [(0, 1)]);
+        assert_eq!(pairs(Section::Wdl), []);
+    }
+
     #[test]
     fn encoding_expands_back_to_the_codes_and_shrinks_patterns() {
         let codes: Vec<u16> = (0..100_000u32)
@@ -587,7 +621,7 @@ mod tests {
             })
             .collect();
         let sample = vec![codes[..50_000].to_vec()];
-        let (g, built) = Grammar::build(vec![0, 2, 3, 4], sample.clone(), 0.5);
+        let (g, built) = Grammar::build(vec![0, 2, 3, 4], sample.clone(), 0.5, Section::Wdl);
         assert!(!g.pairs.is_empty());
         for (l, r) in &g.pairs {
             assert!(usize::from(*l.max(r)) < g.symbol_count());

@@ -401,7 +401,7 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
                     .collect();
                 let scale = (starts.len() as u64 * len) as f64 / n as f64;
                 match how {
-                    Estimate::Sample => estimate_bytes(sample, scale),
+                    Estimate::Sample => estimate_bytes(sample, scale, id.section),
                     Estimate::Screening | Estimate::Ranking => ranking_bytes(sample, scale),
                 }
             })
@@ -419,6 +419,7 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
         stream_grammar(
             self.layout.size(),
             &|start, len| self.codes(id, start, len),
+            id.section,
             possible,
         )
     }
@@ -427,7 +428,11 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
     /// stream, and about how many bytes the stream takes with it
     /// ([`whole_stream_grammar`]): for judging a small table's finalists.
     fn whole_grammar(&self, id: StreamId) -> (Grammar, f64) {
-        whole_stream_grammar(self.layout.size(), &|start, len| self.codes(id, start, len))
+        whole_stream_grammar(
+            self.layout.size(),
+            &|start, len| self.codes(id, start, len),
+            id.section,
+        )
     }
 
     /// About how many bytes stream `id` takes in this order, written with

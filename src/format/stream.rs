@@ -24,7 +24,7 @@ use crc::{CRC_16_IBM_SDLC, CRC_32_ISCSI, Crc, Table};
 use rayon::prelude::*;
 
 use super::{
-    FormatError, MIN_BLOCK_LEN,
+    FormatError, MIN_BLOCK_LEN, Section,
     decoded::{DecodedBlock, DecodedBlocks},
     entries::{self, Entry},
     grammar::{Grammar, MAX_SYMBOL_LEN, MAX_SYMBOLS},
@@ -105,13 +105,14 @@ fn segments(n: u64) -> Vec<(u64, usize)> {
 pub(super) fn stream_grammar(
     n: u64,
     codes: Codes<'_>,
+    section: Section,
     possible: impl FnOnce() -> Vec<u16>,
 ) -> Grammar {
     if n <= SAMPLE {
-        return whole_stream_grammar(n, codes).0;
+        return whole_stream_grammar(n, codes, section).0;
     }
     let windows = sample_windows(n, codes);
-    Grammar::build(possible(), windows, SAMPLE as f64 / n as f64).0
+    Grammar::build(possible(), windows, SAMPLE as f64 / n as f64, section).0
 }
 
 /// The grammar of a stream of `n` codes built from all of them (as
@@ -121,9 +122,9 @@ pub(super) fn stream_grammar(
 /// a small table's finalists: estimates on a sample, even of a sixth of
 /// the stream, came out too low by a different factor for each order
 /// (KBPvK's file took 9 % more bytes in the order they chose).
-pub(super) fn whole_stream_grammar(n: u64, codes: Codes<'_>) -> (Grammar, f64) {
+pub(super) fn whole_stream_grammar(n: u64, codes: Codes<'_>, section: Section) -> (Grammar, f64) {
     let all: Vec<Vec<u16>> = segments(n).par_iter().map(|&(s, l)| codes(s, l)).collect();
-    let (grammar, symbols) = Grammar::build(distinct(&all), all, 1.0);
+    let (grammar, symbols) = Grammar::build(distinct(&all), all, 1.0, section);
     let bytes = scaled_bytes(&grammar, &symbols, 1.0);
     (grammar, bytes)
 }
@@ -281,8 +282,8 @@ fn coded_symbols(n: u64, grammar: &Grammar, codes: Codes<'_>) -> CodedSymbols {
 /// symbols of a grammar built from the sample, scaled to the stream, plus
 /// the grammar. Cheaper than [`encode_stream`] by the stream's length
 /// over the sample's, for comparing ways to write the same stream.
-pub(super) fn estimate_bytes(windows: Vec<Vec<u16>>, scale: f64) -> f64 {
-    let (grammar, symbols) = Grammar::build(distinct(&windows), windows, scale);
+pub(super) fn estimate_bytes(windows: Vec<Vec<u16>>, scale: f64, section: Section) -> f64 {
+    let (grammar, symbols) = Grammar::build(distinct(&windows), windows, scale, section);
     scaled_bytes(&grammar, &symbols, scale)
 }
 
@@ -1234,9 +1235,9 @@ mod tests {
                 .map(|i| (i % 7 / 3) as u16)
                 .collect()
         };
-        let grammar = stream_grammar(n, &codes, || vec![0, 1, 2, 9]);
+        let grammar = stream_grammar(n, &codes, Section::Wdl, || vec![0, 1, 2, 9]);
         assert_eq!(grammar.terminals, [0, 1, 2, 9]);
-        let without = stream_grammar(n, &codes, || vec![0, 1, 2]);
+        let without = stream_grammar(n, &codes, Section::Wdl, || vec![0, 1, 2]);
         let stream = encode_stream(n, 64, &grammar, &codes);
         assert!(stream.block_count > 1);
         assert_eq!(stream.blocks, encode_stream(n, 64, &without, &codes).blocks);
@@ -1261,18 +1262,20 @@ mod tests {
         }
         runs.truncate(n as usize);
         let codes = |start: u64, len: usize| runs[start as usize..][..len].to_vec();
-        let (grammar, estimate) = whole_stream_grammar(n, &codes);
-        assert_eq!(
-            grammar,
-            stream_grammar(n, &codes, || unreachable!("a small stream"))
-        );
-        let stream = encode_stream(n, 128, &grammar, &codes);
-        let written = (stream.blocks.len() + 3 * grammar.symbol_count()) as f64;
-        // 2 % here: 677 blocks of 128 bytes, each with its check.
-        assert!(
-            estimate <= written && written <= 1.05 * estimate,
-            "{estimate} against {written}"
-        );
+        for section in [Section::Wdl, Section::Dtz] {
+            let (grammar, estimate) = whole_stream_grammar(n, &codes, section);
+            assert_eq!(
+                grammar,
+                stream_grammar(n, &codes, section, || unreachable!("a small stream"))
+            );
+            let stream = encode_stream(n, 128, &grammar, &codes);
+            let written = (stream.blocks.len() + 3 * grammar.symbol_count()) as f64;
+            // 2 % here: 677 blocks of 128 bytes, each with its check.
+            assert!(
+                estimate <= written && written <= 1.05 * estimate,
+                "{section:?}: {estimate} against {written}"
+            );
+        }
     }
 
     /// A stream of long runs fills a block's positions long before its
@@ -1299,7 +1302,7 @@ mod tests {
             .collect();
         let noisy = |start: u64, len: usize| noise[start as usize..][..len].to_vec();
         for (codes, expected) in [(&runs as Codes<'_>, 16), (&noisy, 128)] {
-            let grammar = stream_grammar(n, codes, || unreachable!("a small stream"));
+            let grammar = stream_grammar(n, codes, Section::Wdl, || unreachable!("a small stream"));
             let stream = encode_stream(n, 128, &grammar, codes);
             assert_eq!(stream.block_len, expected);
             assert_eq!(stream.blocks.len(), stream.block_count as usize * expected);
