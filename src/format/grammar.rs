@@ -56,8 +56,9 @@ const PAIRS_PER_PASS: usize = 64;
 const WDL_MIN_PAIR_COUNT: u64 = 8;
 
 /// A pair of a DTZ stream is worth a symbol if it occurs about this often:
-/// DTZ probes have no first-probe target (they read more than one block's
-/// symbols anyway), and the 3-4 set's DTZ is smallest with 4 (format v14:
+/// the 3-4 set's DTZ workload took as long with 4 as with 8, within the
+/// noise of alternating runs (a DTZ probe reads a WDL head too, and more
+/// than one position), and the set's DTZ is smallest with 4 (format v14:
 /// 3,542,207 bytes with 8, 3,523,236 with 6, 3,517,481 with 4, 3,518,255
 /// with 3, 3,524,605 with 2; see BENCHMARKS.md).
 const DTZ_MIN_PAIR_COUNT: u64 = 4;
@@ -77,10 +78,10 @@ impl Grammar {
     /// Build a grammar for a stream with these distinct `terminals`
     /// (ascending) from `sample` segments of its codes, the sample being
     /// `scale` times the stream's length, of `section` (which sets how
-    /// often a pair must occur to become a symbol). Returns it with the sample's
-    /// segments as its symbols (what its encoder makes of them), rewritten
-    /// in place: a five-piece stream's sample is 32 MB, so it is not
-    /// copied.
+    /// often a pair must occur to become a symbol). Returns it with the
+    /// sample's segments as its symbols (what its encoder makes of them),
+    /// rewritten in place: a five-piece stream's sample is 32 MB, so it is
+    /// not copied.
     pub(super) fn build(
         terminals: Vec<u16>,
         sample: Vec<Vec<u16>>,
