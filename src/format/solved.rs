@@ -28,11 +28,15 @@
 //! [`Estimate::Ranking`]; every order screened on a quarter of it first,
 //! [`Estimate::Screening`], and the best ranked), and the best few are
 //! judged by the grammar the writer would build, on windows it was not
-//! built from; the other streams keep the first estimates' choice within
-//! limits, or, searching thoroughly, a pawnless table's DTZ finalists are
-//! judged held out too. Either way a judged winner's grammar is the one
-//! written. The samples are fixed, so the choice does not depend on the
-//! thread count.
+//! built from. Its kept DTZ stream, which no cheap estimate ranks (the
+//! first sample, the ranking grammar and a count of code contexts all
+//! misranked KRRvKR's or KQRvKR's orders), is judged held out in every
+//! order whose kings lead as a pair, the best DTZ orders of the five-piece
+//! tables measured. A table with pawns keeps the first estimates' choice
+//! within limits; searching thoroughly, a pawnless table's DTZ finalists
+//! are judged held out in both sides and any order instead. Either way a
+//! judged winner's grammar is the one written. The samples are fixed, so
+//! the choice does not depend on the thread count.
 
 use std::sync::OnceLock;
 
@@ -129,8 +133,9 @@ pub enum OrderSearch {
     /// `SAMPLE_RANKS_UP_TO` positions per side); in a larger pawnless
     /// table, its WDL's orders ranked again by a small grammar on a larger
     /// sample and the best judged by the grammar the writer would build,
-    /// on windows it was not built from; else the first estimates' choice
-    /// within limits (`KINGS_MOVE_GAIN`).
+    /// on windows it was not built from, and its kept DTZ judged so in
+    /// every order whose kings lead as a pair; else the first estimates'
+    /// choice within limits (`KINGS_MOVE_GAIN`).
     #[default]
     Sampled,
     /// As [`OrderSearch::Sampled`], except that a larger pawnless table's
@@ -682,10 +687,11 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     // ranking estimate, and its finalists are judged held out: KRBvKR's
     // file took 26 % fewer bytes (in Syzygy's orders), KRNvKR's 24 %. Its
     // DTZ, which neither estimate ranked well (KRRvKR's rankings put
-    // orders whose DTZ took 9 % more bytes first), keeps the first
-    // sample, and, unless judged held out, its kings stay a pair, since
-    // that sample misranks orders led by one king (KRBvKR's chose
-    // `krRBK`, whose file took 9 % more bytes than format 9's pair order).
+    // orders whose DTZ took 9 % more bytes first), is estimated on the
+    // first sample in orders whose kings are a pair, to choose the side
+    // whose DTZ is kept (that sample misranks orders led by one king:
+    // KRBvKR's chose `krRBK`, whose file took 9 % more bytes than format
+    // 9's pair order); the kept side's orders are then judged held out.
     let ranked_wide = |id: StreamId| large && pawnless && id.section == Section::Wdl;
     let judged_held_out = |id: StreamId| held_out || ranked_wide(id);
     let candidate =
@@ -740,6 +746,35 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     for (&(i, id), bytes) in screened_best.iter().zip(rescored) {
         first[i][id.slot()] = bytes;
     }
+    // A large pawnless table's DTZ side is the one whose first estimate
+    // is smaller (White on a tie), and that side's orders whose kings lead
+    // as a pair are all judged held out: the first estimates cannot rank
+    // DTZ orders (KRRvKR's chose `KkRRr`, whose DTZ took 6.6 % more bytes
+    // than in `KkrRR`). KRRvKR's file takes 6.0 % fewer bytes, KRBvKR's
+    // 2.3 %, KRNvKR's 0.35 % more (its sparse Black DTZ misjudged), for
+    // up to 1.11 times the build time (KQRvKR's six orders); judged on a
+    // quarter of the sample and windows, KRNvKR's took 2.4 % more (see
+    // BENCHMARKS.md).
+    let first_choice = |id: StreamId| {
+        let totals: Vec<f64> = (0..orders.len()).map(|i| first[i][id.slot()]).collect();
+        best_order(&orders, &totals)
+    };
+    let judged_dtz_side = (large && pawnless && !held_out).then(|| {
+        let estimate = |turn| {
+            let id = StreamId {
+                section: Section::Dtz,
+                turn,
+            };
+            first[first_choice(id)][id.slot()]
+        };
+        if symmetric || estimate(Color::White) <= estimate(Color::Black) {
+            Color::White
+        } else {
+            Color::Black
+        }
+    });
+    let judged_dtz = |id: StreamId| id.section == Section::Dtz && Some(id.turn) == judged_dtz_side;
+    let judged = |id: StreamId| judged_held_out(id) || judged_dtz(id);
     // Each stream's closest candidates, judged again; the others drop
     // out of that stream's choice. A large table's one finalist, unless
     // judged held out, is the first estimates' choice.
@@ -747,11 +782,15 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
         .iter()
         .flat_map(|&id| {
             let ranked = ranked(&first, id);
-            let chosen: Vec<usize> = if judged_held_out(id) {
+            let chosen: Vec<usize> = if judged_dtz(id) {
+                ranked
+                    .into_iter()
+                    .filter(|&i| orders[i].starts_with(&[0, 1]) && first[i][id.slot()].is_finite())
+                    .collect()
+            } else if judged_held_out(id) {
                 best_and_pairs(&ranked, LARGE_FINALISTS, LARGE_PAIR_FINALISTS, kings_pair)
             } else if large {
-                let totals: Vec<f64> = (0..orders.len()).map(|i| first[i][id.slot()]).collect();
-                vec![best_order(&orders, &totals)]
+                vec![first_choice(id)]
             } else {
                 ranked.into_iter().take(FINALISTS).collect()
             };
@@ -769,7 +808,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
         finalists
             .iter()
             .map(|&(i, id)| {
-                if !judged_held_out(id) {
+                if !judged(id) {
                     grammars.push(None);
                     return first[i][id.slot()];
                 }
@@ -817,8 +856,9 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
         })
     };
     let white = dtz_of(Color::White);
-    let (dtz_side, dtz) = match (!symmetric).then(|| dtz_of(Color::Black)) {
-        Some(black) if black.1 < white.1 => (Color::Black, black.0),
+    let (dtz_side, dtz) = match (judged_dtz_side, (!symmetric).then(|| dtz_of(Color::Black))) {
+        (Some(side), _) => (side, dtz_of(side).0),
+        (None, Some(black)) if black.1 < white.1 => (Color::Black, black.0),
         _ => (Color::White, white.0),
     };
     // A mirrored file's Black WDL is White's finalist, whose grammar
