@@ -11,13 +11,21 @@
 //! many zeros as it has bits beyond `k + 1`. The writer takes the order
 //! that makes the entries shortest. Three bytes a symbol (two 12-bit
 //! halves, format version 13) become about 2.3: the 3-4 set's heads
-//! 22 % smaller (see BENCHMARKS.md).
+//! 22 % smaller (see BENCHMARKS.md). A half names a symbol below
+//! [`MAX_SYMBOLS`] (16,383 since format version 15).
 //!
 //! Bytes: `k` (u8, at most [`MAX_ORDER`]), then the codes of every entry
 //! in order, most significant bit first, zero padding to a whole byte.
 
-/// The highest order of the codes: a half is at most 4,095.
-const MAX_ORDER: u32 = 11;
+use super::grammar::MAX_SYMBOLS;
+
+/// The highest order of the codes: a half is at most 16,383.
+const MAX_ORDER: u32 = 13;
+
+/// The most bits of a half's code beyond its leading zeros: `v + 2^k`
+/// is below 2^15 for a half `v` of at most 16,383 and `k` at most 13.
+const MAX_CODE_BITS: u32 = 15;
+const _: () = assert!(MAX_SYMBOLS + (1 << MAX_ORDER) < 1 << MAX_CODE_BITS);
 
 /// A symbol's two halves as a head holds them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +99,7 @@ pub(super) fn decode(bytes: &[u8], count: usize) -> Result<(Vec<Entry>, usize), 
     let total = 8 * codes.len();
     let mut bit = 0usize;
     // Each code is read from a 64-bit window at its first bit (a code is
-    // at most 25 bits), zeros past the last byte.
+    // at most 29 bits), zeros past the last byte.
     let mut next = || -> Result<u32, &'static str> {
         let start = (bit / 8).min(codes.len());
         let mut window = [0u8; 8];
@@ -102,8 +110,7 @@ pub(super) fn decode(bytes: &[u8], count: usize) -> Result<(Vec<Entry>, usize), 
         if bit + zeros as usize >= total {
             return Err("head too short");
         }
-        // A half is at most 4,096, 13 bits.
-        if zeros + k + 1 > 13 {
+        if zeros + k + 1 > MAX_CODE_BITS {
             return Err("an entry is too long");
         }
         let len = 2 * zeros + k + 1;
@@ -116,7 +123,11 @@ pub(super) fn decode(bytes: &[u8], count: usize) -> Result<(Vec<Entry>, usize), 
     let mut entries = Vec::with_capacity(count);
     for _ in 0..count {
         let (x, y) = (next()?, next()?);
-        let half = |v: u32| u16::try_from(v).ok().filter(|&v| v < 0xfff);
+        let half = |v: u32| {
+            u16::try_from(v)
+                .ok()
+                .filter(|&v| usize::from(v) < MAX_SYMBOLS)
+        };
         let entry = match (x, half(y)) {
             (0, Some(t)) => Entry::Terminal(t),
             (_, Some(b)) => Entry::Pair(half(x - 1).ok_or("a pair names no symbol")?, b),
@@ -140,10 +151,10 @@ mod tests {
                 _ => Entry::Pair(i % 9, (i * 7) % 13),
             })
             .collect();
-        // Numbers spread over the whole range, 4,094 the highest.
-        let spread: Vec<Entry> = (0..4095u16)
-            .map(|i| Entry::Pair(4094 - i, (i * 37) % 4095))
-            .chain([Entry::Terminal(4094)])
+        // Numbers spread over the whole range, 16,382 the highest.
+        let spread: Vec<Entry> = (0..16_383u16)
+            .map(|i| Entry::Pair(16_382 - i, (i * 37) % 16_383))
+            .chain([Entry::Terminal(16_382)])
             .collect();
         for entries in [&small, &spread] {
             let bytes = encode(entries);
@@ -166,7 +177,7 @@ mod tests {
             assert!((0..=MAX_ORDER).all(|k| bytes_in(k) >= bytes.len()));
         }
         assert!(encode(&small)[0] <= 2);
-        assert!(encode(&spread)[0] >= 9);
+        assert!(encode(&spread)[0] >= 11);
         // Two bytes a symbol for the small numbers, against three before.
         assert!(encode(&small).len() < 2 * small.len());
     }
@@ -183,6 +194,7 @@ mod tests {
         assert_eq!(code_len(4095, 11), 14);
         assert_eq!(code_len(2047, 11), 12);
         assert_eq!(code_len(2048, 11), 14);
+        assert_eq!(code_len(16_383, 13), 16);
         // Order 0: 0 is "1", 1 is "010", 2 is "011".
         assert_eq!(
             encode(&[Entry::Terminal(1), Entry::Pair(1, 0)]),
@@ -196,15 +208,11 @@ mod tests {
         let bytes = encode(&entries);
         assert_eq!(decode(&bytes[..bytes.len() - 1], 2), Err("head too short"));
         assert_eq!(decode(&[], 1), Err("head too short"));
-        assert_eq!(decode(&[12, 0xff], 1), Err("head fields out of range"));
-        // Order 0 and 14 zeros: longer than any half.
+        assert_eq!(decode(&[14, 0xff], 1), Err("head fields out of range"));
+        // Order 0 and 16 zeros: longer than any half.
         assert_eq!(decode(&[0, 0, 0, 0xff], 1), Err("an entry is too long"));
         // Arbitrary bytes decode or fail, never panic.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..5_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+        for state in crate::format::xorshift(0x2545_f491_4f6c_dd1d).take(5_000) {
             let bytes: Vec<u8> = (0..state % 24)
                 .map(|i| (state >> (i % 8 * 8)) as u8)
                 .collect();
@@ -213,15 +221,16 @@ mod tests {
                 assert!(
                     entries
                         .iter()
-                        .all(|e| e.values().iter().all(|&v| v <= 4095))
+                        .all(|e| e.values().iter().all(|&v| v as usize <= MAX_SYMBOLS))
                 );
             }
         }
-        // 4,095 as a half: no symbol has that number.
+        // 16,383 as a half: no symbol has that number.
+        let high = MAX_SYMBOLS as u16;
         for high in [
-            Entry::Pair(4095, 0),
-            Entry::Pair(0, 4095),
-            Entry::Terminal(4095),
+            Entry::Pair(high, 0),
+            Entry::Pair(0, high),
+            Entry::Terminal(high),
         ] {
             assert_eq!(
                 decode(&encode(&[high]), 1),

@@ -6,7 +6,7 @@
 //! The writer builds the grammar from a sample of the stream: it counts
 //! adjacent pairs once, makes the most frequent ones that share no symbol
 //! new symbols, replaces them (left to right, greedily) and repeats, pass
-//! after pass, until pairs are rare or [`MAX_SYMBOLS`] are made. The
+//! after pass, until pairs are rare or the section's most symbols are made. The
 //! counts are kept up to date, not counted again: a pass gathers how they
 //! change in dense tables ([`PassChanges`]) and applies that to the
 //! map of pairs once per pair and neighbour, not once per replacement, and
@@ -25,11 +25,17 @@ use std::{
 use super::Section;
 
 /// Symbols a grammar may have (terminals and pairs): a reader keeps them
-/// while the file is open, a head's entries name symbols below 4,095
-/// (see the entries module), its decoder's table entries hold 12-bit
-/// symbols, and more buy little (KRBvKR: 16,384 symbols 1.9 % fewer
-/// bytes, see BENCHMARKS.md).
-pub(super) const MAX_SYMBOLS: usize = 4095;
+/// while the file is open, a head's entries name symbols below 16,383
+/// (see the entries module), and its decoder's fast table holds the
+/// 4,096 symbols with the shortest codes (see the Huffman module). A
+/// DTZ stream may have this many (format v15: the five 5-piece tables
+/// 2.1 % smaller than with 4,095, the 3-4 set 1.4 %; see BENCHMARKS.md).
+pub(super) const MAX_SYMBOLS: usize = 16_383;
+
+/// Symbols a WDL stream's grammar may have: an engine probes WDL in its
+/// search, and a stream's first probe parses its whole head, so WDL
+/// heads stay as small as in format v14.
+const MAX_WDL_SYMBOLS: usize = 4095;
 
 /// The most codes one symbol may stand for (a block covers at most as
 /// many positions, see the stream module).
@@ -78,7 +84,8 @@ impl Grammar {
     /// Build a grammar for a stream with these distinct `terminals`
     /// (ascending) from `sample` segments of its codes, the sample being
     /// `scale` times the stream's length, of `section` (which sets how
-    /// often a pair must occur to become a symbol). Returns it with the
+    /// often a pair must occur to become a symbol, and how many symbols
+    /// there may be). Returns it with the
     /// sample's segments as its symbols (what its encoder makes of them),
     /// rewritten in place: a five-piece stream's sample is 32 MB, so it is
     /// not copied.
@@ -88,12 +95,12 @@ impl Grammar {
         scale: f64,
         section: Section,
     ) -> (Grammar, Vec<Vec<u16>>) {
-        let min_pair_count = match section {
-            Section::Dtz => DTZ_MIN_PAIR_COUNT,
-            Section::Wdl | Section::Header => WDL_MIN_PAIR_COUNT,
+        let (min_pair_count, max_symbols) = match section {
+            Section::Dtz => (DTZ_MIN_PAIR_COUNT, MAX_SYMBOLS),
+            Section::Wdl | Section::Header => (WDL_MIN_PAIR_COUNT, MAX_WDL_SYMBOLS),
         };
         let min_count = ((min_pair_count as f64 * scale).ceil() as u32).max(2);
-        Self::build_limited(terminals, sample, MAX_SYMBOLS, min_count)
+        Self::build_limited(terminals, sample, max_symbols, min_count)
     }
 
     /// [`Grammar::build`] with at most `max_symbols` symbols (up to
@@ -421,7 +428,8 @@ enum Change {
 /// the neighbouring symbol, then applied to the pair map at once
 /// ([`PassChanges::apply`]): one map update per pair and neighbour, not
 /// one per replacement. The tables are dense (pairs × symbols) and reused
-/// from pass to pass; only the cells a pass touched are read and cleared.
+/// from pass to pass while they are small ([`Cells`]); only the cells a
+/// pass touched are read and cleared.
 struct PassChanges {
     /// The pass's pairs, the `i`-th making symbol `first_made + i`.
     pairs: Vec<(u16, u16)>,
@@ -438,19 +446,19 @@ struct PassChanges {
     /// Cell `i * symbols + p`, by [`Side`]: how many `(p, l_i)` are gone
     /// and `(p, made_i)` new (before), `(r_i, p)` gone and `(made_i, p)`
     /// new (after), indexed by [`Change`].
-    cells: [Vec<[u32; 2]>; 2],
+    cells: [Cells; 2],
     /// The cells touched since the pass started, by [`Side`].
     touched: [Vec<u32>; 2],
     /// How many times each pair was replaced.
     replaced: Vec<u32>,
 }
 
-/// A `u16` for each symbol, with room to index it by a symbol's low 12
+/// A `u16` for each symbol, with room to index it by a symbol's low 14
 /// bits (symbols are below [`MAX_SYMBOLS`]).
 type SymbolTable = [u16; SYMBOL_SLOTS];
 
 /// Entries of a [`SymbolTable`].
-const SYMBOL_SLOTS: usize = 4096;
+const SYMBOL_SLOTS: usize = 1 << 14;
 const _: () = assert!(MAX_SYMBOLS < SYMBOL_SLOTS);
 
 impl Default for PassChanges {
@@ -490,9 +498,7 @@ impl PassChanges {
         self.symbols = usize::from(first_made) + pairs.len();
         let cells = pairs.len() * self.symbols;
         for side in &mut self.cells {
-            if side.len() < cells {
-                side.resize(cells, [0, 0]);
-            }
+            side.reset(cells);
         }
         self.replaced.clear();
         self.replaced.resize(pairs.len(), 0);
@@ -522,7 +528,7 @@ impl PassChanges {
     #[inline]
     fn count(&mut self, side: Side, pair: usize, neighbour: u16, change: Change) {
         let at = pair * self.symbols + usize::from(neighbour);
-        let cell = &mut self.cells[side as usize][at];
+        let cell = self.cells[side as usize].get_mut(at);
         if *cell == [0, 0] {
             self.touched[side as usize].push(at as u32);
         }
@@ -538,7 +544,7 @@ impl PassChanges {
             for at in touched.drain(..) {
                 let at = at as usize;
                 let (pair, neighbour) = (at / self.symbols, (at % self.symbols) as u16);
-                let [gone, new] = mem::take(&mut self.cells[side as usize][at]);
+                let [gone, new] = self.cells[side as usize].take(at);
                 let (l, r) = self.pairs[pair];
                 let made = self.first_made + pair as u16;
                 let (old, made) = match side {
@@ -556,6 +562,54 @@ impl PassChanges {
         }
         for (&(l, r), &replaced) in self.pairs.iter().zip(&self.replaced) {
             subtract(counts, key(l, r), replaced, &keep);
+        }
+    }
+}
+
+/// The cells of one [`Side`] of [`PassChanges`]: a dense table while a
+/// pass has at most [`DENSE_CELLS`] of them, a map beyond. A late pass of
+/// a large grammar has a million cells and touches a few thousand: two
+/// dense tables of them took the 3-4 set's build 26 MiB more at its peak
+/// (two grammars are built at once) for no time saved.
+#[derive(Default)]
+struct Cells {
+    /// The cells, while dense (kept for the next dense pass).
+    dense: Vec<[u32; 2]>,
+    /// The touched cells, while sparse.
+    sparse: PairMap<[u32; 2]>,
+    /// Whether this pass's cells are in `sparse`.
+    is_sparse: bool,
+}
+
+/// The most cells a pass keeps in a dense table: 2 MiB, as many as the
+/// 64 pairs of a pass with 4,096 symbols have.
+const DENSE_CELLS: usize = PAIRS_PER_PASS << 12;
+
+impl Cells {
+    /// Ready for a pass of `cells` cells, all zero.
+    fn reset(&mut self, cells: usize) {
+        self.is_sparse = cells > DENSE_CELLS;
+        if !self.is_sparse && self.dense.len() < cells {
+            self.dense.resize(cells, [0, 0]);
+        }
+    }
+
+    /// Cell `at`.
+    #[inline]
+    fn get_mut(&mut self, at: usize) -> &mut [u32; 2] {
+        if self.is_sparse {
+            self.sparse.entry(at as u32).or_default()
+        } else {
+            &mut self.dense[at]
+        }
+    }
+
+    /// Cell `at`, left zero.
+    fn take(&mut self, at: usize) -> [u32; 2] {
+        if self.is_sparse {
+            self.sparse.remove(&(at as u32)).unwrap_or_default()
+        } else {
+            mem::take(&mut self.dense[at])
         }
     }
 }
@@ -772,6 +826,28 @@ mod tests {
                 assert_eq!(symbols, expected);
             }
         }
+    }
+
+    /// A grammar of more symbols than a dense table of a pass's count
+    /// changes covers ([`DENSE_CELLS`]) keeps its late passes' changes in
+    /// a map, and makes the grammar that counting anew makes.
+    #[test]
+    fn a_grammar_past_the_dense_cells_makes_the_grammar_that_counting_anew_makes() {
+        let noise: Vec<u16> = crate::format::xorshift(0x9e37_79b9_7f4a_7c15)
+            .take(120_000)
+            .map(|state| (state % 16) as u16)
+            .collect();
+        let terminals: Vec<u16> = (0..16).collect();
+        let (grammar, symbols) =
+            Grammar::build_limited(terminals.clone(), vec![noise.clone()], MAX_SYMBOLS, 2);
+        assert!(
+            grammar.symbol_count() > DENSE_CELLS / PAIRS_PER_PASS + 2 * PAIRS_PER_PASS,
+            "{} symbols",
+            grammar.symbol_count()
+        );
+        let (pairs, expected) = recounted_grammar(&terminals, vec![noise], MAX_SYMBOLS, 2);
+        assert_eq!(grammar.pairs, pairs);
+        assert_eq!(symbols, expected);
     }
 
     /// Counts kept up to date through replacements equal counts made anew,

@@ -100,20 +100,25 @@ pub(super) struct Decoder {
     start: [u32; MAX_CODE_LEN as usize + 1],
     /// Symbols sorted by (length, symbol).
     symbols: Vec<u16>,
-    shortest: u32,
+    /// The shortest length whose codes are not all in `fast`.
+    slow_from: u32,
     longest: u32,
     /// For each value of the next [`FAST_BITS`] bits: the symbol and its
-    /// length if its code is that short (`symbol << 4 | length`), else 0.
-    /// Two bytes an entry keep a stream's table at 8 KiB, so that a probe
-    /// across many tables finds it in cache more often.
+    /// length if its code is that short and the symbol below
+    /// [`FAST_SYMBOLS`] (`symbol << 4 | length`), else 0. Two bytes an
+    /// entry keep a stream's table at 8 KiB, so that a probe across many
+    /// tables finds it in cache more often.
     fast: Vec<u16>,
 }
 
 /// Bits decoded by one table lookup (a length fits in 4 bits of an entry).
 const FAST_BITS: u32 = 12;
 
-// A symbol fits in the other 12 bits of an entry.
-const _: () = assert!(MAX_SYMBOLS <= 1 << 12);
+/// Symbols an entry of the fast table can hold (in its other 12 bits).
+/// A file numbers its symbols in canonical code order, so every code of
+/// at most [`FAST_BITS`] bits is a symbol below this (there are at most
+/// 2^12 such codes) and the fast table holds them all.
+const FAST_SYMBOLS: usize = 1 << 12;
 
 impl Decoder {
     /// The decoder for `lengths`; `None` if they are not a prefix code
@@ -168,7 +173,7 @@ impl Decoder {
             count,
             start,
             symbols: order,
-            shortest: used.first().copied().unwrap_or(1),
+            slow_from: used.first().copied().unwrap_or(1).max(FAST_BITS + 1),
             longest: used.last().copied().unwrap_or(0),
             fast: Vec::new(),
         };
@@ -176,6 +181,10 @@ impl Decoder {
         for l in 1..=FAST_BITS {
             for rel in 0..count[l as usize] {
                 let symbol = decoder.symbols[(start[l as usize] + rel) as usize];
+                if usize::from(symbol) >= FAST_SYMBOLS {
+                    decoder.slow_from = decoder.slow_from.min(l);
+                    continue;
+                }
                 let code = (first[l as usize] + rel) as usize;
                 let span = 1usize << (FAST_BITS - l);
                 fast[code * span..(code + 1) * span].fill(symbol << 4 | l as u16);
@@ -198,9 +207,9 @@ impl Decoder {
     }
 
     /// [`Decoder::decode`] a length at a time, from the first length the
-    /// fast table does not hold (every shorter code is in it).
+    /// fast table does not hold whole (every shorter code is in it).
     fn decode_slow(&self, window: u64) -> Option<(u16, u32)> {
-        for l in self.shortest.max(FAST_BITS + 1)..=self.longest {
+        for l in self.slow_from..=self.longest {
             let code = (window >> (64 - l)) as u32;
             let rel = code.wrapping_sub(self.first[l as usize]);
             if rel < self.count[l as usize] {
@@ -291,15 +300,16 @@ mod tests {
     }
 
     #[test]
-    fn more_symbols_than_an_entry_holds_are_rejected() {
+    fn symbols_the_fast_table_cannot_hold_decode_and_too_many_are_rejected() {
+        // The last symbol has a 1-bit code but is above what an entry of
+        // the fast table holds; a symbol below it has a 13-bit code.
         let mut lengths = vec![0u8; MAX_SYMBOLS];
         lengths[MAX_SYMBOLS - 1] = 1;
-        assert_eq!(
-            Decoder::new(&lengths)
-                .expect("the last symbol fits")
-                .decode(0),
-            Some((MAX_SYMBOLS as u16 - 1, 1))
-        );
+        lengths[7] = 13;
+        let decoder = Decoder::new(&lengths).expect("the last symbol fits");
+        assert_eq!(decoder.decode(0), Some((MAX_SYMBOLS as u16 - 1, 1)));
+        assert_eq!(decoder.decode(1 << 63), Some((7, 13)));
+        assert_eq!(decoder.decode(1 << 63 | 1 << 51), None);
         lengths.push(0);
         assert!(Decoder::new(&lengths).is_none());
     }

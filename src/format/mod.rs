@@ -48,7 +48,7 @@
 //! ------  ----  -----------------------------------------------------------
 //! header (HEADER_LEN = 168 bytes)
 //!      0     8  MAGIC  "DTZ50TB\x1a"
-//!      8     2  VERSION (u16) = 14 (= OLDEST_VERSION: readers read no other)
+//!      8     2  VERSION (u16) = 15 (= OLDEST_VERSION: readers read no other)
 //!     10     1  rule: 50, 75 or 0 (none)
 //!     11     1  index scheme: INDEX_SCHEME (1 = crate::index as of VERSION 1)
 //!     12     2  bytes per WDL block, at most (u16): WDL_BLOCK_LEN
@@ -106,12 +106,13 @@
 //!                 u64  bytes of counts (2 B)
 //!                 u8   k: an index entry every 2^k positions
 //!                 u16  T, then T × u16: the terminal codes, ascending
-//!                 u16  S, symbols (at most 4,095), numbered in canonical
+//!                 u16  S, symbols (at most 16,383; a WDL stream's
+//!                      writer makes at most 4,095), numbered in canonical
 //!                      code order: by code length, shortest first, those
 //!                      without a code last
 //!                 24 × u16: how many symbols have a code of each length
 //!                      1..=24 (canonical Huffman codes), in order
-//!                 the S symbols (version 14; three bytes each before):
+//!                 the S symbols (since version 14; three bytes each before):
 //!                      u8 g, then for each symbol two Exp-Golomb codes
 //!                      of order g, most significant bit first: 0 and
 //!                      its index among the terminal codes for a
@@ -197,7 +198,8 @@ pub use writer::{WriteStep, write_table};
 
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
-/// The format version this crate writes and reads (version 14 lets a DTZ
+/// The format version this crate writes and reads (version 15 lets a
+/// stream's grammar have up to 16,383 symbols, 4,095 before; version 14 lets a DTZ
 /// block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before, codes a head's
 /// symbols in about 2.3 bytes each, 3 before, and stores a loss's DTZ
 /// less one; version 13 lets any piece not in an identical run lead a
@@ -206,10 +208,10 @@ pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// every stream in one order of digits; version 9 numbered a
 /// pawnless table's kings as one pair in every order; version 8 stored a
 /// stream's grammar in five bytes a symbol, see BENCHMARKS.md).
-pub const VERSION: u16 = 14;
+pub const VERSION: u16 = 15;
 /// The oldest format version this crate reads (a file of an older one
 /// is refused with [`FormatError::Version`], which says how to rebuild it).
-pub const OLDEST_VERSION: u16 = 14;
+pub const OLDEST_VERSION: u16 = 15;
 /// The index scheme this crate writes and reads.
 pub const INDEX_SCHEME: u8 = 1;
 /// Bytes per WDL block, at most: one or two cache lines per probe.
@@ -266,7 +268,7 @@ impl std::fmt::Display for Section {
     }
 }
 
-/// "version 14", or "versions 12 to 14": the versions this crate reads.
+/// "version 15", or "versions 12 to 15": the versions this crate reads.
 fn versions(oldest: u16, newest: u16) -> String {
     if oldest == newest {
         format!("version {newest}")
@@ -439,4 +441,18 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Pseudo-random numbers for the format's tests: xorshift64 from `seed`
+/// (not `seed` itself).
+#[cfg(test)]
+fn xorshift(seed: u64) -> impl Iterator<Item = u64> {
+    std::iter::successors(Some(seed), |&state| {
+        let mut state = state;
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        Some(state)
+    })
+    .skip(1)
 }

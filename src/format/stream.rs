@@ -1251,12 +1251,10 @@ mod tests {
     fn a_small_stream_judged_whole_has_the_writers_grammar_and_bytes() {
         let n = (1 << 21) + 12_345;
         // Runs of pseudo-random lengths and codes, as a WDL stream has.
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut states = crate::format::xorshift(0x9e37_79b9_7f4a_7c15);
         let mut runs = Vec::with_capacity(n as usize);
         while runs.len() < n as usize {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = states.next().expect("endless");
             let len = (state % 40 + 1) as usize;
             runs.extend(std::iter::repeat_n((state >> 32) as u16 % 5, len));
         }
@@ -1291,14 +1289,9 @@ mod tests {
                 .map(|i| u16::from(i % 600_000 < 300_000))
                 .collect()
         };
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let noise: Vec<u16> = (0..n)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state % 50) as u16
-            })
+        let noise: Vec<u16> = crate::format::xorshift(0x2545_f491_4f6c_dd1d)
+            .take(n as usize)
+            .map(|state| (state % 50) as u16)
             .collect();
         let noisy = |start: u64, len: usize| noise[start as usize..][..len].to_vec();
         for (codes, expected) in [(&runs as Codes<'_>, 16), (&noisy, 128)] {
