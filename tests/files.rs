@@ -258,8 +258,8 @@ fn identical_pieces_read_the_same_in_every_order() {
 /// A file numbers each stream in the order it chose for it: KRNvK's
 /// White-to-move WDL keeps the solver's order, its Black-to-move WDL is
 /// led by Black's king (the board turned to put it in a1-d1-d4, White's
-/// king the lowest digit) and its DTZ by White's king with Black's king
-/// next (format 13's flag); KQBvK's Black-to-move WDL is led by Black's
+/// king the lowest digit) and its DTZ by the knight, Black's king next
+/// (format 13's flag); KQBvK's Black-to-move WDL is led by Black's
 /// king and its DTZ by the queen. Every position reads
 /// the solved value of the same position in the solver's order, the
 /// header's longest DTZ names a position of that DTZ in its side's order,
@@ -267,9 +267,9 @@ fn identical_pieces_read_the_same_in_every_order() {
 #[test]
 fn a_file_in_other_piece_orders_reads_the_solved_values() {
     let orders: [(&str, [[u8; 4]; 3]); 2] = [
-        // Flagged leads (format 13): KRNvK's DTZ by White's king (8 | 0),
+        // Flagged leads (format 13): KRNvK's DTZ by the knight (8 | 3),
         // KQBvK's by the queen (8 | 2).
-        ("KRNvK", [[0, 1, 2, 3], [1, 2, 3, 0], [8, 1, 3, 2]]),
+        ("KRNvK", [[0, 1, 2, 3], [1, 2, 3, 0], [11, 1, 2, 0]]),
         ("KQBvK", [[0, 1, 2, 3], [1, 2, 3, 0], [10, 1, 3, 0]]),
     ];
     for (name, [white, black, dtz]) in orders {
