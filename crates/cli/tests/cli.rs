@@ -256,11 +256,12 @@ fn info_names_the_piece_orders_and_the_dtz_kept() {
     assert_eq!(header[8..], ["orders", "dtz kept"]);
     for (name, want_orders) in [
         // Each stream its own order: White's WDL keeps the solver's,
-        // Black's is led by Black's king, and the DTZ by White's king
-        // under format 13's flag (Black's king after it).
-        ("KRNvK", "KkRN/kRNK/K|kNR"),
-        // A piece that is not a king leads (the flag): the bishop.
-        ("KBNvK", "B|kNK/kNBK/B|NKk"),
+        // Black's is led by Black's king, and the DTZ by the knight under
+        // format 13's flag (Black's king after it).
+        ("KRNvK", "KkRN/kRNK/N|kRK"),
+        // A piece that is not a king leads (the flag): the bishop, and
+        // the knight in DTZ.
+        ("KBNvK", "B|kNK/kNBK/N|kBK"),
         ("KRvK", "RKk/KkR/KkR"),
         // A pawnless table's king pair may move, as one field.
         ("KNvK", "NKk/NKk/NKk"),
