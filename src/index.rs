@@ -55,8 +55,6 @@
 //! diagonal, or a mirror-symmetric pawn arrangement), both orientations are
 //! stored; they always hold equal values.
 
-use std::sync::LazyLock;
-
 use shakmaty::{
     Bitboard, Board, CastlingMode, Chess, Color, FromSetup, Piece, PositionError, Role, Setup,
     Square, attacks,
@@ -137,72 +135,88 @@ impl SliceLookup {
 /// Canonical king pairs of pawnless tables.
 struct KingPairs {
     /// Pair number by `64 · wk + bk` (canonical squares), or `NONE16`.
-    index: Vec<u16>,
+    index: [u16; 64 * 64],
     /// Squares by pair number.
-    squares: Vec<(u8, u8)>,
+    squares: [(u8, u8); PAWNLESS_KING_PAIRS],
     /// By `(pair · 2 + king slot) · 64 + to`: the canonical pair after that
     /// king moves to `to`, and the symmetry (see [`Symmetry::id`]) that
     /// takes the other pieces there; `NONE16` if the kings would touch.
-    steps: Vec<(u16, u8)>,
+    steps: [(u16, u8); PAWNLESS_KING_PAIRS * 2 * 64],
     /// By pair number: both kings on the a1-h8 diagonal (two stored
     /// orientations).
-    on_diagonal: Vec<bool>,
+    on_diagonal: [bool; PAWNLESS_KING_PAIRS],
     /// Square maps by symmetry id.
     maps: [[u8; 64]; 8],
 }
 
-static KING_PAIRS: LazyLock<KingPairs> = LazyLock::new(|| {
-    let mut index = vec![NONE16; 64 * 64];
-    let mut squares = Vec::with_capacity(PAWNLESS_KING_PAIRS);
-    for wk in 0..64u8 {
-        for bk in 0..64u8 {
-            let legal = wk != bk && !kings_adjacent(wk, bk);
-            if legal && symmetry_for_kings(wk, bk) == Symmetry::IDENTITY {
-                index[usize::from(wk) * 64 + usize::from(bk)] =
-                    u16::try_from(squares.len()).expect("462 pairs fit");
-                squares.push((wk, bk));
-            }
-        }
-    }
-    let mut maps = [[0u8; 64]; 8];
-    for (id, map) in maps.iter_mut().enumerate() {
-        let sym = Symmetry::from_id(id);
-        for (sq, mapped) in map.iter_mut().enumerate() {
-            *mapped = sym.apply(sq as u8);
-        }
-    }
-    let mut steps = Vec::with_capacity(squares.len() * 2 * 64);
-    for &(wk, bk) in &squares {
-        for slot in 0..2 {
-            for to in 0..64u8 {
-                let (w, b) = if slot == 0 { (to, bk) } else { (wk, to) };
-                let sym = symmetry_for_kings(w, b);
-                let pair = if w == b || kings_adjacent(w, b) {
-                    NONE16
-                } else {
-                    index[usize::from(sym.apply(w)) * 64 + usize::from(sym.apply(b))]
-                };
-                steps.push((pair, sym.id()));
-            }
-        }
-    }
-    let on_diagonal = squares
-        .iter()
-        .map(|&(w, b)| w >> 3 == w & 7 && b >> 3 == b & 7)
-        .collect();
-    KingPairs {
-        index,
-        squares,
-        steps,
-        on_diagonal,
-        maps,
-    }
-});
+/// The king pairs, computed when the crate is compiled: made at run time,
+/// on a process's first pawnless probe, they took about 0.8 ms, a tenth
+/// of an engine's first 1,000 probes over the 3-4 set (see BENCHMARKS.md).
+static KING_PAIRS: KingPairs = KingPairs::new();
 
-fn kings_adjacent(a: u8, b: u8) -> bool {
-    let (fa, ra) = (i32::from(a & 7), i32::from(a >> 3));
-    let (fb, rb) = (i32::from(b & 7), i32::from(b >> 3));
-    (fa - fb).abs() <= 1 && (ra - rb).abs() <= 1
+impl KingPairs {
+    const fn new() -> KingPairs {
+        let mut pairs = KingPairs {
+            index: [NONE16; 64 * 64],
+            squares: [(0, 0); PAWNLESS_KING_PAIRS],
+            steps: [(NONE16, 0); PAWNLESS_KING_PAIRS * 2 * 64],
+            on_diagonal: [false; PAWNLESS_KING_PAIRS],
+            maps: [[0; 64]; 8],
+        };
+        let mut count = 0;
+        let mut wk = 0u8;
+        while wk < 64 {
+            let mut bk = 0u8;
+            while bk < 64 {
+                let sym = symmetry_for_kings(wk, bk);
+                if wk != bk && !kings_adjacent(wk, bk) && sym.xor == 0 && !sym.diagonal {
+                    pairs.index[wk as usize * 64 + bk as usize] = count as u16;
+                    pairs.squares[count] = (wk, bk);
+                    pairs.on_diagonal[count] = wk >> 3 == wk & 7 && bk >> 3 == bk & 7;
+                    count += 1;
+                }
+                bk += 1;
+            }
+            wk += 1;
+        }
+        assert!(count == PAWNLESS_KING_PAIRS, "462 king pairs");
+        let mut id = 0;
+        while id < 8 {
+            let sym = Symmetry::from_id(id);
+            let mut sq = 0u8;
+            while sq < 64 {
+                pairs.maps[id][sq as usize] = sym.apply(sq);
+                sq += 1;
+            }
+            id += 1;
+        }
+        let mut pair = 0;
+        while pair < PAWNLESS_KING_PAIRS {
+            let (wk, bk) = pairs.squares[pair];
+            let mut slot = 0;
+            while slot < 2 {
+                let mut to = 0u8;
+                while to < 64 {
+                    let (w, b) = if slot == 0 { (to, bk) } else { (wk, to) };
+                    let sym = symmetry_for_kings(w, b);
+                    let next = if w == b || kings_adjacent(w, b) {
+                        NONE16
+                    } else {
+                        pairs.index[sym.apply(w) as usize * 64 + sym.apply(b) as usize]
+                    };
+                    pairs.steps[(pair * 2 + slot) * 64 + to as usize] = (next, sym.id());
+                    to += 1;
+                }
+                slot += 1;
+            }
+            pair += 1;
+        }
+        pairs
+    }
+}
+
+const fn kings_adjacent(a: u8, b: u8) -> bool {
+    (a & 7).abs_diff(b & 7) <= 1 && (a >> 3).abs_diff(b >> 3) <= 1
 }
 
 /// One of the 8 symmetries of the board: an xor of the square (mirrors),
@@ -1138,7 +1152,7 @@ impl Layout {
             moved.squares[slot] = to;
             return self.encode_with_twin(&moved);
         }
-        let pairs = &*KING_PAIRS;
+        let pairs = &KING_PAIRS;
         let pair_mask = ((1u64 << PAIR_BITS) - 1) << self.king_shift;
         let pair = ((index.0 & pair_mask) >> self.king_shift) as usize;
         let (next, sym) = pairs.steps[(pair * 2 + slot) * 64 + usize::from(to)];

@@ -102,10 +102,14 @@ pub(super) fn decode(bytes: &[u8], count: usize) -> Result<(Vec<Entry>, usize), 
     // at most 29 bits), zeros past the last byte.
     let mut next = || -> Result<u32, &'static str> {
         let start = (bit / 8).min(codes.len());
-        let mut window = [0u8; 8];
-        let available = (codes.len() - start).min(8);
-        window[..available].copy_from_slice(&codes[start..start + available]);
-        let window = u64::from_be_bytes(window) << (bit % 8);
+        let window = match codes.get(start..start + 8) {
+            Some(eight) => u64::from_be_bytes(eight.try_into().expect("8 bytes")),
+            None => {
+                let mut last = [0u8; 8];
+                last[..codes.len() - start].copy_from_slice(&codes[start..]);
+                u64::from_be_bytes(last)
+            }
+        } << (bit % 8);
         let zeros = window.leading_zeros();
         if bit + zeros as usize >= total {
             return Err("head too short");
