@@ -6,9 +6,9 @@
 //! The writer builds the grammar from a sample of the stream: it counts
 //! adjacent pairs once, makes the most frequent ones that share no symbol
 //! new symbols, replaces them (left to right, greedily) and repeats, pass
-//! after pass, until pairs are rare or the section's most symbols are made. The
-//! counts are kept up to date, not counted again: a pass gathers how they
-//! change in dense tables ([`PassChanges`]) and applies that to the
+//! after pass, until pairs are rare or its section's limit of symbols is
+//! made. The counts are kept up to date, not counted again: a pass gathers
+//! how they change in tables ([`PassChanges`]) and applies that to the
 //! map of pairs once per pair and neighbour, not once per replacement, and
 //! a pair too rare to become a symbol leaves the map for good (it can
 //! only get rarer). It then encodes the whole stream one segment at a
@@ -85,10 +85,9 @@ impl Grammar {
     /// (ascending) from `sample` segments of its codes, the sample being
     /// `scale` times the stream's length, of `section` (which sets how
     /// often a pair must occur to become a symbol, and how many symbols
-    /// there may be). Returns it with the
-    /// sample's segments as its symbols (what its encoder makes of them),
-    /// rewritten in place: a five-piece stream's sample is 32 MB, so it is
-    /// not copied.
+    /// there may be). Returns it with the sample's segments as its symbols
+    /// (what its encoder makes of them), rewritten in place: a five-piece
+    /// stream's sample is 32 MB, so it is not copied.
     pub(super) fn build(
         terminals: Vec<u16>,
         sample: Vec<Vec<u16>>,
@@ -570,7 +569,8 @@ impl PassChanges {
 /// pass has at most [`DENSE_CELLS`] of them, a map beyond. A late pass of
 /// a large grammar has a million cells and touches a few thousand: two
 /// dense tables of them took the 3-4 set's build 26 MiB more at its peak
-/// (two grammars are built at once) for no time saved.
+/// (two grammars are built at once), and the map is no slower (KQRvKR's
+/// build 1.02×, 0.99-1.05; see BENCHMARKS.md).
 #[derive(Default)]
 struct Cells {
     /// The cells, while dense (kept for the next dense pass).

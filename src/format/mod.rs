@@ -199,8 +199,8 @@ pub use writer::{WriteStep, write_table};
 /// First bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads (version 15 lets a
-/// stream's grammar have up to 16,383 symbols, 4,095 before; version 14 lets a DTZ
-/// block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before, codes a head's
+/// stream's grammar have up to 16,383 symbols, 4,095 before; version 14
+/// lets a DTZ block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before, codes a head's
 /// symbols in about 2.3 bytes each, 3 before, and stores a loss's DTZ
 /// less one; version 13 lets any piece not in an identical run lead a
 /// pawnless index; version 11 gave
