@@ -200,14 +200,14 @@ pub use writer::{WriteStep, write_table};
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads (version 15 lets a
 /// stream's grammar have up to 16,383 symbols, 4,095 before; version 14
-/// lets a DTZ block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before, codes a head's
-/// symbols in about 2.3 bytes each, 3 before, and stores a loss's DTZ
-/// less one; version 13 lets any piece not in an identical run lead a
-/// pawnless index; version 11 gave
-/// every stream of a section blocks of one length; version 10 numbered
-/// every stream in one order of digits; version 9 numbered a
-/// pawnless table's kings as one pair in every order; version 8 stored a
-/// stream's grammar in five bytes a symbol, see BENCHMARKS.md).
+/// lets a DTZ block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before,
+/// codes a head's symbols in about 2.3 bytes each, 3 before, and stores
+/// a loss's DTZ less one; version 13 lets any piece not in an identical
+/// run lead a pawnless index; version 11 gave every stream of a section
+/// blocks of one length; version 10 numbered every stream in one order
+/// of digits; version 9 numbered a pawnless table's kings as one pair in
+/// every order; version 8 stored a stream's grammar in five bytes a
+/// symbol, see BENCHMARKS.md).
 pub const VERSION: u16 = 15;
 /// The oldest format version this crate reads (a file of an older one
 /// is refused with [`FormatError::Version`], which says how to rebuild it).
