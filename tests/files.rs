@@ -404,16 +404,16 @@ fn truncated_files_fail_on_open() {
 
 #[test]
 fn another_version_or_rule_is_a_clear_error() {
-    // Older versions, 14 and 13 among them (at most 4,095 symbols a
-    // stream; other DTZ blocks and symbol entries).
-    for version in [14, 13, 11, 9] {
+    // Older versions, 15 and 14 among them (other symbol entries; at most
+    // 4,095 symbols a stream before 15).
+    for version in [15, 14, 13, 11] {
         let bytes = corrupt_copy(Rule::Fifty, "KQvK", |b| b[8] = version);
         assert_eq!(
             TableFile::new(bytes.as_slice())
                 .expect_err("version")
                 .to_string(),
             format!(
-                "format version {version}, this dtz50 reads version 15; `dtz50 generate` into its directory rebuilds it"
+                "format version {version}, this dtz50 reads version 16; `dtz50 generate` into its directory rebuilds it"
             )
         );
     }
@@ -430,7 +430,7 @@ fn another_version_or_rule_is_a_clear_error() {
     assert_eq!(
         dtz50::probe::error_chain(&err),
         format!(
-            "cannot use table {}: format version 11, this dtz50 reads version 15; `dtz50 generate` into its directory rebuilds it",
+            "cannot use table {}: format version 11, this dtz50 reads version 16; `dtz50 generate` into its directory rebuilds it",
             path.display()
         )
     );

@@ -237,7 +237,7 @@ pub(super) fn encode_stream(
     let head = head_bytes(
         n,
         grammar,
-        &coded.lengths,
+        &coded,
         packed.block_count,
         &tables,
         packed.counts_len,
@@ -251,17 +251,22 @@ pub(super) fn encode_stream(
     }
 }
 
-/// A stream's symbols, a segment at a time, and their Huffman codes.
+/// A stream's symbols, a segment at a time, their Huffman codes and
+/// their entries in the head.
 struct CodedSymbols {
     symbols: Vec<Vec<u16>>,
     /// Code length of each symbol (0: none).
     lengths: Vec<u8>,
-    /// Canonical code and length of each symbol.
+    /// Canonical code and length of each symbol, in the file's numbering.
     codes: Vec<(u32, u8)>,
+    /// The head's entries: the symbols in the file's numbering.
+    entries: Vec<Entry>,
 }
 
 /// Encode the `n` codes of a stream with its `grammar`, one segment at a
-/// time in parallel, and give the symbols Huffman codes by their counts.
+/// time in parallel, give the symbols Huffman codes by their counts, and
+/// number them as the file does: by code length, and within a length in
+/// the order that makes their entries shortest (see the entries module).
 fn coded_symbols(n: u64, grammar: &Grammar, codes: Codes<'_>) -> CodedSymbols {
     let encoder = grammar.encoder();
     let symbols: Vec<Vec<u16>> = segments(n)
@@ -269,12 +274,60 @@ fn coded_symbols(n: u64, grammar: &Grammar, codes: Codes<'_>) -> CodedSymbols {
         .map(|&(start, len)| encoder.encode(&codes(start, len)))
         .collect();
     let lengths = code_lengths(&symbol_counts(grammar, &symbols));
-    let codes = canonical_codes(&lengths);
+    let canonical = canonical_order(&lengths);
+    let mut number = vec![0u16; canonical.len()];
+    for (at, &symbol) in canonical.iter().enumerate() {
+        number[usize::from(symbol)] = at as u16;
+    }
+    let terminals = grammar.terminals.len();
+    let entries: Vec<Entry> = canonical
+        .iter()
+        .map(|&symbol| match usize::from(symbol).checked_sub(terminals) {
+            None => Entry::Terminal(symbol),
+            Some(pair) => {
+                let (l, r) = grammar.pairs[pair];
+                Entry::Pair(number[usize::from(l)], number[usize::from(r)])
+            }
+        })
+        .collect();
+    let (old_of, entries) =
+        entries::sorted_numbers(&entries, &classes(&per_length(&lengths), lengths.len()));
+    // The grammar's symbols in the file's order, and their codes.
+    let file_order: Vec<u16> = old_of
+        .iter()
+        .map(|&old| canonical[usize::from(old)])
+        .collect();
+    let file_lengths: Vec<u8> = file_order
+        .iter()
+        .map(|&s| lengths[usize::from(s)])
+        .collect();
+    let mut codes = vec![(0, 0); lengths.len()];
+    for (&symbol, code) in file_order.iter().zip(canonical_codes(&file_lengths)) {
+        codes[usize::from(symbol)] = code;
+    }
     CodedSymbols {
         symbols,
         lengths,
         codes,
+        entries,
     }
+}
+
+/// How many of `lengths` have each code length 1..=[`MAX_CODE_LEN`].
+fn per_length(lengths: &[u8]) -> Vec<u16> {
+    (1..=MAX_CODE_LEN)
+        .map(|length| lengths.iter().filter(|&&l| u32::from(l) == length).count() as u16)
+        .collect()
+}
+
+/// The classes of a head's `symbols` entries (see the entries module):
+/// the symbols of each code length, `per_length` of them, then those
+/// without a code (a reader first checks that `per_length` adds up to
+/// no more than `symbols`).
+fn classes(per_length: &[u16], symbols: usize) -> Vec<usize> {
+    let mut classes: Vec<usize> = per_length.iter().map(|&c| usize::from(c)).collect();
+    classes.push(symbols - classes.iter().sum::<usize>());
+    classes
 }
 
 /// About how many bytes a stream takes whose codes these `windows` sample
@@ -412,49 +465,35 @@ fn pack_blocks(
 }
 
 /// The head: what a reader parses once (see the module doc's byte table).
-/// Symbols are numbered in canonical code order (by code length, then
-/// by grammar number; symbols without a code last), so the code lengths
+/// Symbols are numbered in canonical code order, so the code lengths
 /// follow from how many codes each length has, and each symbol's entry
-/// is two Exp-Golomb codes (see the entries module).
+/// is coded as the entries module says.
 fn head_bytes(
     n: u64,
     grammar: &Grammar,
-    lengths: &[u8],
+    coded: &CodedSymbols,
     block_count: u32,
     tables: &[u8],
     counts_len: usize,
 ) -> Vec<u8> {
-    let canonical = canonical_order(lengths);
-    let mut number = vec![0u16; canonical.len()];
-    for (at, &symbol) in canonical.iter().enumerate() {
-        number[usize::from(symbol)] = at as u16;
-    }
-    let terminals = grammar.terminals.len();
     let mut h = Vec::new();
     h.extend_from_slice(&n.to_le_bytes());
     h.extend_from_slice(&block_count.to_le_bytes());
     h.extend_from_slice(&(counts_len as u64).to_le_bytes());
     h.push(INDEX_STEP_BITS as u8);
-    h.extend_from_slice(&(terminals as u16).to_le_bytes());
+    h.extend_from_slice(&(grammar.terminals.len() as u16).to_le_bytes());
     for t in &grammar.terminals {
         h.extend_from_slice(&t.to_le_bytes());
     }
-    h.extend_from_slice(&(canonical.len() as u16).to_le_bytes());
-    for length in 1..=MAX_CODE_LEN {
-        let with = lengths.iter().filter(|&&l| u32::from(l) == length).count();
-        h.extend_from_slice(&(with as u16).to_le_bytes());
+    h.extend_from_slice(&(coded.entries.len() as u16).to_le_bytes());
+    let per_length = per_length(&coded.lengths);
+    for with in &per_length {
+        h.extend_from_slice(&with.to_le_bytes());
     }
-    let entries: Vec<Entry> = canonical
-        .iter()
-        .map(|&symbol| match usize::from(symbol).checked_sub(terminals) {
-            None => Entry::Terminal(symbol),
-            Some(pair) => {
-                let (l, r) = grammar.pairs[pair];
-                Entry::Pair(number[usize::from(l)], number[usize::from(r)])
-            }
-        })
-        .collect();
-    h.extend_from_slice(&entries::encode(&entries));
+    h.extend_from_slice(&entries::encode(
+        &coded.entries,
+        &classes(&per_length, coded.entries.len()),
+    ));
     for chunk in tables.chunks(CHUNK_LEN) {
         h.extend_from_slice(&CRC32.checksum(chunk).to_le_bytes());
     }
@@ -652,17 +691,20 @@ impl StreamReader {
             .chunks(2)
             .map(|c| u16::from_le_bytes([c[0], c[1]]))
             .collect();
-        let (entries, entries_len) =
-            entries::decode(fields.get(), symbol_count).map_err(|why| bad(why.into()))?;
-        take(entries_len)?;
         let coded: usize = per_length.iter().map(|&c| usize::from(c)).sum();
+        if coded > symbol_count {
+            return Err(bad("head fields out of range".into()));
+        }
+        let (entries, entries_len) =
+            entries::decode(fields.get(), &classes(&per_length, symbol_count))
+                .map_err(|why| bad(why.into()))?;
+        take(entries_len)?;
         if n != positions
             || block_count != place.block_count
             || counts_len != 2 * u64::from(block_count)
             || !(8..=32).contains(&step_bits)
             || terminal_codes.iter().any(|&c| c > max_code)
             || symbol_count > MAX_SYMBOLS
-            || coded > symbol_count
         {
             return Err(bad("head fields out of range".into()));
         }

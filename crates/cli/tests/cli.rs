@@ -539,7 +539,7 @@ fn a_table_of_another_format_version_says_how_to_rebuild_it() {
     assert_eq!(
         stderr.trim_end(),
         format!(
-            "error: cannot use table {}: format version 11, this dtz50 reads version 15; `dtz50 generate` into its directory rebuilds it",
+            "error: cannot use table {}: format version 11, this dtz50 reads version 16; `dtz50 generate` into its directory rebuilds it",
             path.display()
         )
     );
