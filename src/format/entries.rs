@@ -42,8 +42,9 @@ const MAX_CODE_BITS: u32 = 16;
 const _: () = assert!(2 * MAX_SYMBOLS + (1 << MAX_ORDER) < 1 << MAX_CODE_BITS);
 
 /// Rounds of sorting a class by its entries' values at most (each round
-/// renumbers the halves that the next sorts by). The 3-4 set's entries
-/// settle within a dozen.
+/// renumbers the halves that the next sorts by): in a model of the 3-4
+/// set's heads (187,669 entries), twelve rounds left one entry out of
+/// order.
 const SORT_ROUNDS: usize = 32;
 
 /// A symbol's two halves as a head holds them.
