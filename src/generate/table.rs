@@ -1,4 +1,4 @@
-//! Solved tables held in memory: what [`solve`](crate::generate::solve)
+//! Solved tables held in memory: what [`solve`](fn@crate::generate::solve)
 //! returns, a set of them that the solver and tests read sub-table values
 //! from ([`TableSet`], a [`StoredValues`] store), and a solved table as the
 //! builder writes it ([`Seeded`]: with the wins its zeroing moves decide,

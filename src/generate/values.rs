@@ -6,7 +6,7 @@
 //! reader that goes through a whole table (the deep check, tests) must
 //! therefore raise each kept WDL by the best capture before it reads DTZ.
 //! [`FileValues`] does this with the seed pass's move generation on
-//! indices ([`Search::Captures`]), reading the sub-table files a chunk at a
+//! indices ([`crate::generate::seed::Search::Captures`]), reading the sub-table files a chunk at a
 //! time, so a pass over a table costs one capture search per position.
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! The deep check: every stored value recomputed from its successors.
 //!
 //! [`deep_check`] does not trust the solver. It reads a table file whole
-//! into one byte per position and side ([`CellArray`]), each kept WDL raised
+//! into one byte per position and side ([`crate::generate::cells::CellArray`]), each kept WDL raised
 //! by the position's best capture as a probe does ([`FileValues`]),
 //! checking on the way that the WDL and DTZ sections agree. The file keeps DTZ for one side to
 //! move; the other side's wins and losses get the DTZ their moves give
