@@ -13,7 +13,7 @@
 //!
 //! One case is left to the general, slower path: a double pawn push next to
 //! an enemy pawn, whose value depends on the en-passant rules of
-//! [`crate::probe::resolve_dtz`]. `Seeder::cell` returns `None` for such positions.
+//! [`crate::probe::resolve_dtz`]. [`Position::cell`] returns `None` for such positions.
 
 use shakmaty::{Bitboard, ByColor, Color, Piece, Rank, Role, Square, attacks};
 
