@@ -13,8 +13,8 @@
 //!
 //! - `x` less the previous entry's `x` in its class (0 before the first);
 //! - `y` less the previous entry's `y` when the entry's `x` is that of the
-//!   previous entry in its class (a run of pairs with one first half), or
-//!   else `y` itself;
+//!   previous entry in its class (a run of terminals, or of pairs with one
+//!   first half), or else `y` itself;
 //!
 //! a difference `d` as the number `2d` (`d ≥ 0`) or `-2d - 1` (`d < 0`),
 //! each of the three kinds of value as an Exp-Golomb code of its own
@@ -211,7 +211,8 @@ pub(super) fn decode(bytes: &[u8], classes: &[usize]) -> Result<(Vec<Entry>, usi
         bit += len as usize;
         Ok((window >> (64 - len)) as u32 - (1 << k))
     };
-    // A value plus a coded difference, if it is no half's.
+    // A value plus a coded difference; an error if the sum is below 0
+    // or above any x.
     let plus = |value: u32, coded: u32| {
         u32::try_from(i64::from(value) + unzigzag(coded))
             .ok()
@@ -449,22 +450,35 @@ mod tests {
             decode(&[0, 0, 0, 0b0101_0000], &[1]),
             Err("a pair names no symbol")
         );
-        // Arbitrary bytes decode or fail, never panic.
-        for state in crate::format::xorshift(0x2545_f491_4f6c_dd1d).take(5_000) {
-            let bytes: Vec<u8> = (0..state % 24)
-                .map(|i| (state >> (i % 8 * 8)) as u8)
-                .collect();
-            let classes = [(state >> 40) as usize % 5, (state >> 48) as usize % 5];
-            if let Ok((entries, len)) = decode(&bytes, &classes) {
-                assert!(len <= bytes.len());
-                assert_eq!(entries.len(), classes.iter().sum::<usize>());
-                assert!(
-                    entries
-                        .iter()
-                        .all(|e| e.values().iter().all(|&v| v as usize <= MAX_SYMBOLS))
-                );
+        // Arbitrary codes after orders in range decode or fail, never
+        // panic; some of each.
+        let mut decoded = 0;
+        let mut failed = 0;
+        let mut states = crate::format::xorshift(0x2545_f491_4f6c_dd1d);
+        for _ in 0..5_000 {
+            let state = states.next().expect("endless");
+            let orders = [0, 1, 2].map(|i| (state >> (8 * i)) as u8 % (MAX_ORDER as u8 + 1));
+            let codes = (0..state % 40).map(|_| states.next().expect("endless") as u8);
+            let bytes: Vec<u8> = orders.into_iter().chain(codes).collect();
+            let classes = [(state >> 40) as usize % 7, (state >> 48) as usize % 7];
+            match decode(&bytes, &classes) {
+                Ok((entries, len)) => {
+                    decoded += 1;
+                    assert!(len <= bytes.len());
+                    assert_eq!(entries.len(), classes.iter().sum::<usize>());
+                    assert!(
+                        entries
+                            .iter()
+                            .all(|e| e.values().iter().all(|&v| v as usize <= MAX_SYMBOLS))
+                    );
+                }
+                Err(_) => failed += 1,
             }
         }
+        assert!(
+            decoded > 100 && failed > 100,
+            "{decoded} decoded, {failed} failed"
+        );
         // 16,383 as a half: no symbol has that number.
         let high = MAX_SYMBOLS as u16;
         for high in [

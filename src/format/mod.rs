@@ -116,10 +116,12 @@
 //!                      three kinds of Exp-Golomb code, then for each
 //!                      symbol x (0 for a terminal, a + 1 for the pair
 //!                      of symbols a, b; no pair may contain itself) less
-//!                      the x before it among the symbols of its code
-//!                      length, and y (its index among the terminal
-//!                      codes, or b), less the y before it where x is the
-//!                      x before it; differences d as 2d or -2d - 1;
+//!                      the x before it in its class (the symbols of one
+//!                      code length, or those without a code; 0 before
+//!                      a class's first), and y (its index among the
+//!                      terminal codes, or b), less the y before it where
+//!                      x is the x before it in its class; differences d
+//!                      as 2d or -2d - 1;
 //!                      most significant bit first, zero padding to a
 //!                      byte (see the entries module)
 //!                 C × u32: CRC-32C of each 1024-byte chunk of counts and
@@ -203,7 +205,8 @@ pub use writer::{WriteStep, write_table};
 pub const MAGIC: [u8; 8] = *b"DTZ50TB\x1a";
 /// The format version this crate writes and reads (version 16 sorts the
 /// symbols of each code length by their halves and codes a head's entries
-/// as differences, about 1.8 bytes a symbol, 2.7 before; version 15 lets a
+/// as differences, about 1.8 bytes a symbol against 2.7 in version 15's
+/// larger grammars; version 15 lets a
 /// stream's grammar have up to 16,383 symbols, 4,095 before; version 14
 /// lets a DTZ block hold up to [`DTZ_BLOCK_LEN`] bytes, 128 before,
 /// codes a head's symbols in about 2.3 bytes each, 3 before, and stores

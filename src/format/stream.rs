@@ -257,7 +257,8 @@ struct CodedSymbols {
     symbols: Vec<Vec<u16>>,
     /// Code length of each symbol (0: none).
     lengths: Vec<u8>,
-    /// Canonical code and length of each symbol, in the file's numbering.
+    /// Code and length of each symbol, by the grammar's number: canonical
+    /// codes in the file's numbering.
     codes: Vec<(u32, u8)>,
     /// The head's entries: the symbols in the file's numbering.
     entries: Vec<Entry>,
