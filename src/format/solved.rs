@@ -35,7 +35,10 @@
 //! written whole lay (KRRvKR: all 22; KQRvKR: 8 of 144). A table with
 //! pawns keeps the first estimates' choice within limits; searching
 //! thoroughly, a pawnless table's DTZ finalists are judged held out in
-//! both sides and any order instead. Either way a judged winner's grammar
+//! both sides and any order instead, and a pawn table's WDL orders are
+//! ranked and judged as a pawnless table's are (the first sample chose
+//! orders whose WDL took up to twice the bytes: KBPvKP, KPPvKQ; at 1.44
+//! times KRPvKR's build time). Either way a judged winner's grammar
 //! is the one written. The samples are fixed, so the choice does not
 //! depend on the thread count.
 
@@ -105,8 +108,8 @@ const FINALISTS: usize = 2;
 /// file took 9 % more bytes than format 9's pair order): its finalists are
 /// ranked by [`Estimate::Ranking`] and judged by
 /// [`InFileOrder::held_out_bytes`] instead (a pawnless table's WDL, and
-/// its DTZ when searching thoroughly), or the smallest first estimate is
-/// trusted within limits ([`KINGS_MOVE_GAIN`]).
+/// searching thoroughly its DTZ and a pawn table's WDL), or the smallest
+/// first estimate is trusted within limits ([`KINGS_MOVE_GAIN`]).
 const SAMPLE_RANKS_UP_TO: u64 = 1 << 23;
 /// In a larger table with pawns, the kings leave the top only if the best
 /// such order's first estimate is at most this fraction of the best
@@ -144,7 +147,10 @@ pub enum OrderSearch {
     /// (`InFileOrder::held_out_bytes`), and may be led by any piece
     /// (format 13): KQRvKR takes 3.1 % and KRBvKR 1.5 % fewer bytes,
     /// KRNvKR 1.4 % and KRRvKR 1.1 % more, for 1.3 to 1.6 times the build
-    /// time (see BENCHMARKS.md).
+    /// time; and a larger pawn table's WDL orders are ranked and judged as
+    /// a pawnless table's are: KBPvKP's WDL takes 52 % fewer bytes,
+    /// KPPvKQ's 48 %, KPPvKN's 28 %, KRPvKR's the same, for 1.44 times
+    /// KRPvKR's build time (see BENCHMARKS.md).
     Thorough,
 }
 
@@ -681,7 +687,8 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     let size = table.layout().size();
     let large = size > SAMPLE_RANKS_UP_TO;
     let pawnless = !material.has_pawns();
-    let held_out = large && pawnless && search == OrderSearch::Thorough;
+    let thorough = search == OrderSearch::Thorough;
+    let held_out = large && pawnless && thorough;
     let kings_pair =
         |i: usize| orders[i][0] & LEAD_FLAG == 0 && orders[i].windows(2).any(|w| w == [0, 1]);
     // A large pawnless table's WDL is ranked over every order by the
@@ -693,7 +700,8 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     // whose DTZ is kept (that sample misranks orders led by one king:
     // KRBvKR's chose `krRBK`, whose file took 9 % more bytes than format
     // 9's pair order); the kept side's orders are then judged held out.
-    let ranked_wide = |id: StreamId| large && pawnless && id.section == Section::Wdl;
+    // Searching thoroughly, a pawn table's WDL is ranked and judged too.
+    let ranked_wide = |id: StreamId| large && (pawnless || thorough) && id.section == Section::Wdl;
     let judged_held_out = |id: StreamId| held_out || ranked_wide(id);
     let candidate =
         |i: usize, id: StreamId| !large || !pawnless || judged_held_out(id) || kings_pair(i);

@@ -60,8 +60,8 @@ fn assert_error(args: &[&str], expected: &str) {
     assert_eq!(stderr.trim_end(), expected, "{args:?}");
 }
 
-/// `--thorough-orders` searches harder only in pawnless tables of over
-/// 2^23 positions per side (five pieces): a small table's file is the one
+/// `--thorough-orders` searches harder only in tables of over 2^23
+/// positions per side (five pieces): a small table's file is the one
 /// a plain build writes.
 #[test]
 fn thorough_orders_leave_a_small_table_as_it_is() {
