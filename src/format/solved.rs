@@ -536,8 +536,9 @@ enum Estimate {
     /// [`estimate_bytes`] on [`WINDOWS`] evenly spread windows.
     Sample,
     /// [`ranking_bytes`] on [`RANKING_WINDOWS`] windows at fixed
-    /// pseudo-random starts: a large pawnless table's WDL, whose best orders
-    /// [`Estimate::Sample`] misranks. Evenly spread windows fall in step
+    /// pseudo-random starts: a large pawnless table's WDL (and, searching
+    /// thoroughly, a pawn table's), whose best orders [`Estimate::Sample`]
+    /// misranks. Evenly spread windows fall in step
     /// with the digits (64 of them saw only positions of one kind in some
     /// of KRBvKR's orders, which then looked nearly free).
     Ranking,

@@ -57,8 +57,8 @@ pub struct GenerateArgs {
     /// Search the piece orders of each table over 2^23 positions per side
     /// harder: a pawnless table's DTZ (KQRvKR 3 %, KRBvKR 1.5 % fewer
     /// bytes, KRNvKR 1.4 %, KRRvKR 1.1 % more, at 1.3 to 1.6 times the
-    /// build time) and a pawn table's WDL (KBPvKP 36 % fewer bytes,
-    /// KRPvKR the same, at 1.44 times its build time).
+    /// build time) and a pawn table's WDL (KBPvKP's file 36 % fewer bytes,
+    /// KRPvKR's the same, at 1.44 times its build time).
     #[arg(long)]
     thorough_orders: bool,
     #[command(flatten)]
