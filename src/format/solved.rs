@@ -33,7 +33,9 @@
 //! misranked KRRvKR's or KQRvKR's orders), is judged held out in every
 //! order whose kings lead as a pair, where the smallest of the orders
 //! written whole lay (KRRvKR: all 22; KQRvKR: 8 of 144). A table with
-//! pawns keeps the first estimates' choice within limits; searching
+//! pawns keeps the first estimates' choice within limits, and where that
+//! choice keeps the kings at the top while the smallest estimate moves
+//! them, judges the two held out (its WDL streams and kept DTZ); searching
 //! thoroughly, a pawnless table's DTZ finalists are judged held out in
 //! both sides and any order instead, and a pawn table's WDL orders are
 //! ranked and judged as a pawnless table's are (the first sample chose
@@ -108,8 +110,9 @@ const FINALISTS: usize = 2;
 /// file took 9 % more bytes than format 9's pair order): its finalists are
 /// ranked by [`Estimate::Ranking`] and judged by
 /// [`InFileOrder::held_out_bytes`] instead (a pawnless table's WDL, and
-/// searching thoroughly its DTZ and a pawn table's WDL), or the smallest
-/// first estimate is trusted within limits ([`KINGS_MOVE_GAIN`]).
+/// searching thoroughly its DTZ and a pawn table's WDL), or the first
+/// estimates' choice within limits ([`KINGS_MOVE_GAIN`]) is judged held
+/// out against their smallest ([`pawn_candidates`]).
 const SAMPLE_RANKS_UP_TO: u64 = 1 << 23;
 /// In a larger table with pawns, the kings leave the top only if the best
 /// such order's first estimate is at most this fraction of the best
@@ -117,7 +120,11 @@ const SAMPLE_RANKS_UP_TO: u64 = 1 << 23;
 /// 75 % fewer bytes); KRPvKR's: 0.93 (`kKrR`; written whole, 3.4 % more
 /// bytes; see BENCHMARKS.md). Judging its finalists held out
 /// ([`InFileOrder::held_out_bytes`]) gave KRPvKR a file 0.45 % larger than
-/// this rule's, and took 38 % longer.
+/// this rule's, and took 38 % longer. Where the rule keeps the kings at
+/// the top, a pawn table's WDL and kept DTZ judge that order held out
+/// against the smallest estimate ([`pawn_candidates`]): the estimates
+/// misjudge the gain both ways (KBPvKB's 0.52-0.57 were losses, KBPvKP's
+/// 0.63 and 0.80 gains of 41-44 %).
 const KINGS_MOVE_GAIN: f64 = 0.5;
 /// A larger pawnless table's finalists per stream judged held out: this
 /// many orders of the smallest first estimates, plus
@@ -139,7 +146,9 @@ pub enum OrderSearch {
     /// sample and the best judged by the grammar the writer would build,
     /// on windows it was not built from, and its kept DTZ judged so in
     /// every order whose kings lead as a pair; else the first estimates'
-    /// choice within limits (`KINGS_MOVE_GAIN`).
+    /// choice within limits (`KINGS_MOVE_GAIN`), judged held out against
+    /// the smallest estimate where they differ (a pawn table's WDL and
+    /// kept DTZ).
     #[default]
     Sampled,
     /// As [`OrderSearch::Sampled`], except that a larger pawnless table's
@@ -765,11 +774,12 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     // up to 1.11 times the build time (KQRvKR's six orders); judged on a
     // quarter of the sample and windows, KRNvKR's took 2.4 % more (see
     // BENCHMARKS.md).
-    let first_choice = |id: StreamId| {
-        let totals: Vec<f64> = (0..orders.len()).map(|i| first[i][id.slot()]).collect();
-        best_order(&orders, &totals)
-    };
-    let judged_dtz_side = (large && pawnless && !held_out).then(|| {
+    let totals =
+        |id: StreamId| -> Vec<f64> { (0..orders.len()).map(|i| first[i][id.slot()]).collect() };
+    let first_choice = |id: StreamId| best_order(&orders, &totals(id));
+    // A large table with pawns keeps the DTZ side the same way, from its
+    // first estimates, before any of its orders is judged.
+    let dtz_side_first = (large && !held_out).then(|| {
         let estimate = |turn| {
             let id = StreamId {
                 section: Section::Dtz,
@@ -783,8 +793,19 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
             Color::Black
         }
     });
-    let judged_dtz = |id: StreamId| id.section == Section::Dtz && Some(id.turn) == judged_dtz_side;
-    let judged = |id: StreamId| judged_held_out(id) || judged_dtz(id);
+    let kept_dtz = |id: StreamId| id.section == Section::Dtz && Some(id.turn) == dtz_side_first;
+    let judged_dtz = |id: StreamId| pawnless && kept_dtz(id);
+    // A large pawn table's WDL streams and kept DTZ stream have two
+    // candidates where the first estimates' choice keeps the kings at the
+    // top and their smallest does not: the first estimates misjudge by how
+    // much moving the kings gains (KBPvKP's WDL with Black to move took
+    // 44 % fewer bytes in `BkK`, estimated 0.63 of `KkB`; KQBvKP's DTZ 44 %
+    // fewer in `QkBK`, estimated 0.76 of `KkBQ`; KRPvKR's WDL with White to
+    // move more in `kKrR`, estimated 0.94 of `KkrR`), so both are
+    // judged held out (see BENCHMARKS.md).
+    let paired = |id: StreamId| {
+        large && !pawnless && !ranked_wide(id) && (id.section == Section::Wdl || kept_dtz(id))
+    };
     // Each stream's closest candidates, judged again; the others drop
     // out of that stream's choice. A large table's one finalist, unless
     // judged held out, is the first estimates' choice.
@@ -799,6 +820,8 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
                     .collect()
             } else if judged_held_out(id) {
                 best_and_pairs(&ranked, LARGE_FINALISTS, LARGE_PAIR_FINALISTS, kings_pair)
+            } else if paired(id) {
+                pawn_candidates(&orders, &totals(id))
             } else if large {
                 vec![first_choice(id)]
             } else {
@@ -807,6 +830,9 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
             chosen.into_iter().map(move |i| (i, id))
         })
         .collect();
+    let contested = |id: StreamId| finalists.iter().filter(|f| f.1 == id).count() > 1;
+    let judged =
+        |id: StreamId| judged_held_out(id) || judged_dtz(id) || (paired(id) && contested(id));
     // Finalists judged held out or whole, with the grammars they would be
     // written with, which the writer then reuses. A large table's one at a
     // time: each reads about 20 million positions and builds a grammar,
@@ -866,7 +892,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
         })
     };
     let white = dtz_of(Color::White);
-    let (dtz_side, dtz) = match (judged_dtz_side, (!symmetric).then(|| dtz_of(Color::Black))) {
+    let (dtz_side, dtz) = match (dtz_side_first, (!symmetric).then(|| dtz_of(Color::Black))) {
         (Some(side), _) => (side, dtz_of(side).0),
         (None, Some(black)) if black.1 < white.1 => (Color::Black, black.0),
         _ => (Color::White, white.0),
@@ -938,8 +964,26 @@ impl<'a, T: SolvedValues + ?Sized> FilePlan<'a, T> {
     }
 }
 
+/// The candidates among `orders`, estimated at `totals` bytes on the
+/// first sample, for a large pawn table's WDL stream or kept DTZ stream:
+/// [`best_order`]'s choice and, where that is not the smallest estimate
+/// (the first listed on a tie), the smallest too; two are then judged
+/// held out.
+fn pawn_candidates(orders: &[Vec<u8>], totals: &[f64]) -> Vec<usize> {
+    let choice = best_order(orders, totals);
+    let smallest = (0..orders.len())
+        .min_by(|&a, &b| totals[a].total_cmp(&totals[b]).then(a.cmp(&b)))
+        .expect("at least one order");
+    if choice == smallest {
+        vec![choice]
+    } else {
+        vec![choice, smallest]
+    }
+}
+
 /// Which of `orders`, estimated at `totals` bytes on the first sample, a
-/// large table with pawns is written in: the smallest estimate (the first
+/// large table with pawns is written in (or, for its WDL and kept DTZ,
+/// which is judged against the smallest: [`pawn_candidates`]): the smallest estimate (the first
 /// listed on a tie, the solver's own order first), unless it moves the
 /// kings from the top and is not at most [`KINGS_MOVE_GAIN`] of the best
 /// kings-first order's.
@@ -965,7 +1009,7 @@ mod tests {
     /// The writer's sample estimates (bytes) of some of KRPvKR's and
     /// KBBvKP's orders (402,653,184 positions per side each).
     #[test]
-    fn a_large_pawn_table_moves_its_kings_only_for_a_large_estimated_gain() {
+    fn a_large_pawn_table_trusts_a_large_estimated_gain_and_judges_a_smaller_one() {
         let krpvkr: Vec<Vec<u8>> = vec![
             vec![0, 1, 2, 3],
             vec![0, 1, 3, 2],
@@ -984,6 +1028,11 @@ mod tests {
         assert_eq!(best_order(&kbbvkp, &kbbvkp_bytes), 3, "BBkK");
         // A tie goes to the order listed first.
         assert_eq!(best_order(&kbbvkp, &[5.0, 5.0, 5.0, 5.0]), 0);
+        // KRPvKR's kings-first choice is judged against its smallest,
+        // KBBvKP's gain is trusted.
+        assert_eq!(pawn_candidates(&krpvkr, &krpvkr_bytes), vec![1, 2]);
+        assert_eq!(pawn_candidates(&kbbvkp, &kbbvkp_bytes), vec![3]);
+        assert_eq!(pawn_candidates(&kbbvkp, &[5.0, 5.0, 5.0, 5.0]), vec![0]);
     }
 
     /// The ranking sample's windows are fixed, in the stream, sorted and
