@@ -982,11 +982,11 @@ fn pawn_candidates(orders: &[Vec<u8>], totals: &[f64]) -> Vec<usize> {
 }
 
 /// Which of `orders`, estimated at `totals` bytes on the first sample, a
-/// large table with pawns is written in (or, for its WDL and kept DTZ,
-/// which is judged against the smallest: [`pawn_candidates`]): the smallest estimate (the first
-/// listed on a tie, the solver's own order first), unless it moves the
-/// kings from the top and is not at most [`KINGS_MOVE_GAIN`] of the best
-/// kings-first order's.
+/// large table with pawns is written in (for its WDL and kept DTZ: which
+/// is judged against the smallest, [`pawn_candidates`]): the smallest
+/// estimate (the first listed on a tie, the solver's own order first),
+/// unless it moves the kings from the top and is not at most
+/// [`KINGS_MOVE_GAIN`] of the best kings-first order's.
 fn best_order(orders: &[Vec<u8>], totals: &[f64]) -> usize {
     let smallest = |keep: &dyn Fn(&[u8]) -> bool| {
         (0..orders.len())
