@@ -971,9 +971,7 @@ impl<'a, T: SolvedValues + ?Sized> FilePlan<'a, T> {
 /// held out.
 fn pawn_candidates(orders: &[Vec<u8>], totals: &[f64]) -> Vec<usize> {
     let choice = best_order(orders, totals);
-    let smallest = (0..orders.len())
-        .min_by(|&a, &b| totals[a].total_cmp(&totals[b]).then(a.cmp(&b)))
-        .expect("at least one order");
+    let smallest = smallest_estimate(orders, totals, |_| true).expect("at least one order");
     if choice == smallest {
         vec![choice]
     } else {
@@ -988,18 +986,26 @@ fn pawn_candidates(orders: &[Vec<u8>], totals: &[f64]) -> Vec<usize> {
 /// unless it moves the kings from the top and is not at most
 /// [`KINGS_MOVE_GAIN`] of the best kings-first order's.
 fn best_order(orders: &[Vec<u8>], totals: &[f64]) -> usize {
-    let smallest = |keep: &dyn Fn(&[u8]) -> bool| {
-        (0..orders.len())
-            .filter(|&i| keep(&orders[i]))
-            .min_by(|&a, &b| totals[a].total_cmp(&totals[b]).then(a.cmp(&b)))
-    };
-    let best = smallest(&|_| true).expect("at least one order");
-    let kings_first = smallest(&|order| order.starts_with(&[0, 1])).expect("the solver's order");
+    let best = smallest_estimate(orders, totals, |_| true).expect("at least one order");
+    let kings_first = smallest_estimate(orders, totals, |order| order.starts_with(&[0, 1]))
+        .expect("the solver's order");
     if totals[best] > KINGS_MOVE_GAIN * totals[kings_first] {
         kings_first
     } else {
         best
     }
+}
+
+/// The one of `orders` that `keep` keeps with the smallest of `totals`
+/// (the first listed on a tie), if it keeps any.
+fn smallest_estimate(
+    orders: &[Vec<u8>],
+    totals: &[f64],
+    keep: impl Fn(&[u8]) -> bool,
+) -> Option<usize> {
+    (0..orders.len())
+        .filter(|&i| keep(&orders[i]))
+        .min_by(|&a, &b| totals[a].total_cmp(&totals[b]).then(a.cmp(&b)))
 }
 
 #[cfg(test)]
