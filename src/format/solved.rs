@@ -37,8 +37,9 @@
 //! choice keeps the kings at the top while the smallest estimate moves
 //! them, judges the two held out (its WDL streams and kept DTZ); searching
 //! thoroughly, a pawnless table's DTZ finalists are judged held out in
-//! both sides and any order instead, and a pawn table's WDL orders are
-//! ranked and judged as a pawnless table's are (the first sample chose
+//! both sides, in the orders of the best first estimates (any piece may
+//! lead) and in every order whose kings lead as a pair, and a pawn
+//! table's WDL orders are ranked and judged as a pawnless table's are (the first sample chose
 //! orders whose WDL took up to twice the bytes: KBPvKP, KPPvKQ; at 1.44
 //! times KRPvKR's build time). Either way a judged winner's grammar
 //! is the one written. The samples are fixed, so the choice does not
@@ -54,8 +55,8 @@ use super::{
     codes::{dtz_code, wdl_code},
     grammar::Grammar,
     stream::{
-        SEGMENT, estimate_bytes, held_out_bytes, ranking_bytes, stream_grammar,
-        whole_stream_grammar,
+        HeldOutWindows, SEGMENT, estimate_bytes, held_out_bytes, ranking_bytes, scatter,
+        stream_grammar, whole_stream_grammar,
     },
 };
 use crate::{
@@ -457,10 +458,10 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
     }
 
     /// About how many bytes stream `id` takes in this order, written with
-    /// `grammar` ([`held_out_bytes`]): for ranking a large table's
-    /// finalists.
-    fn held_out_bytes(&self, id: StreamId, grammar: &Grammar) -> f64 {
-        held_out_bytes(self.layout.size(), grammar, &|start, len| {
+    /// `grammar` ([`held_out_bytes`] on `windows`): for ranking a large
+    /// table's finalists.
+    fn held_out_bytes(&self, id: StreamId, grammar: &Grammar, windows: HeldOutWindows) -> f64 {
+        held_out_bytes(self.layout.size(), grammar, windows, &|start, len| {
             self.codes(id, start, len)
         })
     }
@@ -582,14 +583,6 @@ impl Estimate {
     }
 }
 
-/// A fixed pseudo-random number for `i` (SplitMix64's finaliser).
-fn scatter(i: u64) -> u64 {
-    let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// What a position's stored code may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wanted {
@@ -666,6 +659,51 @@ fn best_and_pairs(
     chosen
 }
 
+/// The finalists of a large pawnless table's stream that are judged held
+/// out, of `ranked` (the orders, smallest first estimate first; those
+/// `estimated`): the best [`LARGE_FINALISTS`] and [`LARGE_PAIR_FINALISTS`]
+/// ([`best_and_pairs`]) and, of a DTZ stream, every order whose kings
+/// lead as a pair ([`kings_lead`]): those a default build judges, so that
+/// searching thoroughly judges at least what it does.
+fn held_out_finalists(
+    orders: &[Vec<u8>],
+    ranked: &[usize],
+    section: Section,
+    estimated: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    let mut chosen = best_and_pairs(ranked, LARGE_FINALISTS, LARGE_PAIR_FINALISTS, |i| {
+        kings_pair(&orders[i])
+    });
+    if section == Section::Dtz {
+        for i in kings_lead(orders, ranked, estimated) {
+            if !chosen.contains(&i) {
+                chosen.push(i);
+            }
+        }
+    }
+    chosen
+}
+
+/// Those of `ranked` (indices into `orders`) that are `estimated` and
+/// whose kings lead the index as a pair, in their order.
+fn kings_lead(
+    orders: &[Vec<u8>],
+    ranked: &[usize],
+    estimated: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    ranked
+        .iter()
+        .copied()
+        .filter(|&i| orders[i].starts_with(&[0, 1]) && estimated(i))
+        .collect()
+}
+
+/// Whether `order` keeps the kings next to each other as a pair (White's
+/// king, then Black's), not led by a piece turned into the triangle.
+fn kings_pair(order: &[u8]) -> bool {
+    order[0] & LEAD_FLAG == 0 && order.windows(2).any(|w| w == [0, 1])
+}
+
 /// How `table` is written: each stream in the order, of those
 /// [`Layout::orders`] lists, that gives it the fewest estimated bytes,
 /// keeping the DTZ of the side whose best stream is estimated smaller
@@ -699,8 +737,12 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     let pawnless = !material.has_pawns();
     let thorough = search == OrderSearch::Thorough;
     let held_out = large && pawnless && thorough;
-    let kings_pair =
-        |i: usize| orders[i][0] & LEAD_FLAG == 0 && orders[i].windows(2).any(|w| w == [0, 1]);
+    let held_out_windows = if thorough {
+        HeldOutWindows::Scattered
+    } else {
+        HeldOutWindows::Even
+    };
+    let pair_at = |i: usize| kings_pair(&orders[i]);
     // A large pawnless table's WDL is ranked over every order by the
     // ranking estimate, and its finalists are judged held out: KRBvKR's
     // file took 26 % fewer bytes (in Syzygy's orders), KRNvKR's 24 %. Its
@@ -714,7 +756,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     let ranked_wide = |id: StreamId| large && (pawnless || thorough) && id.section == Section::Wdl;
     let judged_held_out = |id: StreamId| held_out || ranked_wide(id);
     let candidate =
-        |i: usize, id: StreamId| !large || !pawnless || judged_held_out(id) || kings_pair(i);
+        |i: usize, id: StreamId| !large || !pawnless || judged_held_out(id) || pair_at(i);
     let mut first: Vec<[f64; 4]> = (0..orders.len())
         .into_par_iter()
         .map(|i| {
@@ -748,7 +790,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
         .iter()
         .filter(|&&id| ranked_wide(id))
         .flat_map(|&id| {
-            let best = best_and_pairs(&ranked(&first, id), SCREENED, SCREENED_PAIRS, kings_pair);
+            let best = best_and_pairs(&ranked(&first, id), SCREENED, SCREENED_PAIRS, pair_at);
             let screened = &first;
             best.into_iter()
                 .filter(move |&i| screened[i][id.slot()].is_finite())
@@ -813,13 +855,11 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
         .iter()
         .flat_map(|&id| {
             let ranked = ranked(&first, id);
+            let estimated = |i: usize| first[i][id.slot()].is_finite();
             let chosen: Vec<usize> = if judged_dtz(id) {
-                ranked
-                    .into_iter()
-                    .filter(|&i| orders[i].starts_with(&[0, 1]) && first[i][id.slot()].is_finite())
-                    .collect()
+                kings_lead(&orders, &ranked, estimated)
             } else if judged_held_out(id) {
-                best_and_pairs(&ranked, LARGE_FINALISTS, LARGE_PAIR_FINALISTS, kings_pair)
+                held_out_finalists(&orders, &ranked, id.section, estimated)
             } else if paired(id) {
                 pawn_candidates(&orders, &totals(id))
             } else if large {
@@ -851,7 +891,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
                 let possible = possible.get_or_init(|| possible_codes(table));
                 let stream = in_order(i);
                 let grammar = stream.grammar(id, || possible[id.slot()].clone());
-                let bytes = stream.held_out_bytes(id, &grammar);
+                let bytes = stream.held_out_bytes(id, &grammar, held_out_windows);
                 grammars.push(Some(grammar));
                 bytes
             })
@@ -1039,6 +1079,41 @@ mod tests {
         assert_eq!(pawn_candidates(&krpvkr, &krpvkr_bytes), vec![1, 2]);
         assert_eq!(pawn_candidates(&kbbvkp, &kbbvkp_bytes), vec![3]);
         assert_eq!(pawn_candidates(&kbbvkp, &[5.0, 5.0, 5.0, 5.0]), vec![0]);
+    }
+
+    /// A thorough search judges a large pawnless table's DTZ in the best
+    /// first estimates' orders and in every order whose kings lead as a
+    /// pair (those a default build judges); its WDL in the best only.
+    #[test]
+    fn thorough_dtz_finalists_hold_every_kings_first_order() {
+        let orders = Layout::orders("KQRBvK".parse().expect("material"));
+        // Ranked in reverse of their listing, the last one not estimated.
+        let ranked: Vec<usize> = (0..orders.len()).rev().collect();
+        let estimated = |i: usize| i + 1 < orders.len();
+        let leading: Vec<usize> = ranked
+            .iter()
+            .copied()
+            .filter(|&i| orders[i].starts_with(&[0, 1]) && estimated(i))
+            .collect();
+        assert_eq!(leading.len(), 6, "Q, R and B in any order after the kings");
+        assert_eq!(kings_lead(&orders, &ranked, estimated), leading);
+        let wdl = held_out_finalists(&orders, &ranked, Section::Wdl, estimated);
+        let best = best_and_pairs(&ranked, LARGE_FINALISTS, LARGE_PAIR_FINALISTS, |i| {
+            kings_pair(&orders[i])
+        });
+        assert_eq!(wdl, best);
+        assert_eq!(wdl.len(), LARGE_FINALISTS + LARGE_PAIR_FINALISTS);
+        let dtz = held_out_finalists(&orders, &ranked, Section::Dtz, estimated);
+        assert_eq!(dtz[..best.len()], best[..], "the best first");
+        assert!(leading.iter().all(|i| dtz.contains(i)));
+        let mut unique = dtz.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), dtz.len(), "each order once");
+        assert_eq!(
+            dtz.len(),
+            best.len() + leading.iter().filter(|i| !best.contains(i)).count()
+        );
     }
 
     /// The ranking sample's windows are fixed, in the stream, sorted and
