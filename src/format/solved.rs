@@ -39,9 +39,9 @@
 //! thoroughly, a pawnless table's DTZ finalists are judged held out in
 //! both sides, in the orders of the best first estimates (any piece may
 //! lead) and in every order whose kings lead as a pair, and a pawn
-//! table's WDL orders are ranked and judged as a pawnless table's are (the first sample chose
-//! orders whose WDL took up to twice the bytes: KBPvKP, KPPvKQ; at 1.44
-//! times KRPvKR's build time). Either way a judged winner's grammar
+//! table's WDL orders are ranked and judged as a pawnless table's are
+//! (the first sample chose orders whose WDL took up to twice the bytes:
+//! KBPvKP, KPPvKQ; at 1.44 times KRPvKR's build time). Either way a judged winner's grammar
 //! is the one written. The samples are fixed, so the choice does not
 //! depend on the thread count.
 
@@ -703,8 +703,14 @@ fn kings_lead(
     ranked
         .iter()
         .copied()
-        .filter(|&i| orders[i].starts_with(&[0, 1]) && estimated(i))
+        .filter(|&i| kings_first(&orders[i]) && estimated(i))
         .collect()
+}
+
+/// Whether `order` puts the kings at the top of the index as a pair
+/// (White's king, then Black's).
+fn kings_first(order: &[u8]) -> bool {
+    order.starts_with(&[0, 1])
 }
 
 /// Whether `order` keeps the kings next to each other as a pair (White's
@@ -1036,10 +1042,9 @@ fn pawn_candidates(orders: &[Vec<u8>], totals: &[f64]) -> Vec<usize> {
 /// [`KINGS_MOVE_GAIN`] of the best kings-first order's.
 fn best_order(orders: &[Vec<u8>], totals: &[f64]) -> usize {
     let best = smallest_estimate(orders, totals, |_| true).expect("at least one order");
-    let kings_first = smallest_estimate(orders, totals, |order| order.starts_with(&[0, 1]))
-        .expect("the solver's order");
-    if totals[best] > KINGS_MOVE_GAIN * totals[kings_first] {
-        kings_first
+    let kings_at_top = smallest_estimate(orders, totals, kings_first).expect("the solver's order");
+    if totals[best] > KINGS_MOVE_GAIN * totals[kings_at_top] {
+        kings_at_top
     } else {
         best
     }
@@ -1102,7 +1107,7 @@ mod tests {
         let leading: Vec<usize> = ranked
             .iter()
             .copied()
-            .filter(|&i| orders[i].starts_with(&[0, 1]) && estimated(i))
+            .filter(|&i| kings_first(&orders[i]) && estimated(i))
             .collect();
         assert_eq!(leading.len(), 6, "Q, R and B in any order after the kings");
         assert_eq!(kings_lead(&orders, &ranked, estimated), leading);

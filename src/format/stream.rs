@@ -188,9 +188,8 @@ impl HeldOutWindows {
 /// writer writes it with `grammar` (from [`stream_grammar`]): its
 /// Huffman-coded symbols on the `windows` (16 or 32, [`HeldOutWindows`])
 /// of up to [`HELD_OUT_WINDOW`] positions that the grammar was hardly
-/// built from
-/// (on a five-piece table 3-14 % of them are also in its sample),
-/// scaled to the stream, plus the grammar. A grammar judged on its own
+/// built from (on a five-piece table 3-14 % of them are also in its
+/// sample), scaled to the stream, plus the grammar. A grammar judged on its own
 /// sample, as [`estimate_bytes`] does, comes out 2-14 times too low on a
 /// five-piece table, by a different factor for each order of digits, so
 /// it cannot rank orders there; this estimate ranked every order tried on
