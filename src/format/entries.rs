@@ -295,7 +295,7 @@ mod tests {
             .collect();
         // Numbers spread over the whole range, 16,382 the highest.
         let spread: Vec<Entry> = (0..16_383u16)
-            .map(|i| Entry::Pair(16_382 - i, (i * 37) % 16_383))
+            .map(|i| Entry::Pair(16_382 - i, (u32::from(i) * 37 % 16_383) as u16))
             .chain([Entry::Terminal(16_382)])
             .collect();
         for (entries, classes) in [
