@@ -41,9 +41,11 @@
 //! lead) and in every order whose kings lead as a pair, and a pawn
 //! table's WDL orders are ranked and judged as a pawnless table's are
 //! (the first sample chose orders whose WDL took up to twice the bytes:
-//! KBPvKP, KPPvKQ; at 1.44 times KRPvKR's build time). Either way a
-//! judged winner's grammar is the one written. The samples are fixed, so
-//! the choice does not depend on the thread count.
+//! KBPvKP, KPPvKQ; at 1.44 times KRPvKR's build time), and the closest
+//! finalists of each judged stream are then encoded whole and the one of
+//! the fewest bytes written as encoded. Either way a judged winner's
+//! grammar is the one written. The samples are fixed, so the choice does
+//! not depend on the thread count.
 
 use std::sync::OnceLock;
 
@@ -55,8 +57,8 @@ use super::{
     codes::{dtz_code, wdl_code},
     grammar::Grammar,
     stream::{
-        HeldOutWindows, SEGMENT, estimate_bytes, held_out_bytes, ranking_bytes, scatter,
-        stream_grammar, whole_stream_grammar,
+        EncodedStream, HeldOutWindows, SEGMENT, encode_stream, estimate_bytes, held_out_bytes,
+        ranking_bytes, scatter, stream_grammar, whole_stream_grammar,
     },
 };
 use crate::{
@@ -136,6 +138,17 @@ const KINGS_MOVE_GAIN: f64 = 0.5;
 const LARGE_FINALISTS: usize = 3;
 /// See [`LARGE_FINALISTS`].
 const LARGE_PAIR_FINALISTS: usize = 2;
+/// Searching thoroughly, a larger table's judged DTZ stream encodes this
+/// many of its finalists of the smallest held-out estimates whole (every
+/// finalist of a WDL stream), and keeps the one of the fewest bytes. The
+/// held-out estimate leaves out what a stream costs for its length alone
+/// (an index entry per 65,536 positions, a block per 65,535 at least),
+/// which is most of a small WDL stream: KBBNvK's WDL with White to move
+/// took 55,911 bytes in the order estimated at 8,176 and 67,746 in the
+/// one estimated at 8,049. Its DTZ estimates were up to 23 % low, least
+/// for orders led by the kings (KRRvKR's smallest DTZ was its third
+/// finalist; see BENCHMARKS.md).
+const EXACT_DTZ_FINALISTS: usize = 3;
 
 /// How hard the writer searches each stream's order of digits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -171,7 +184,10 @@ pub enum OrderSearch {
     /// larger pawn table's WDL orders are ranked and judged as a pawnless
     /// table's are: KBPvKP's WDL takes 52 % fewer bytes, KPPvKQ's 48 %,
     /// KPPvKN's 28 %, KRPvKR's the same, for 1.44 times KRPvKR's build
-    /// time (see BENCHMARKS.md).
+    /// time. Each judged stream's closest finalists are then encoded whole
+    /// (`EXACT_DTZ_FINALISTS`) and the smallest written: KRRvKR's file
+    /// takes 10.3 % fewer bytes than without (0.8 % fewer than its default
+    /// file) in 1.86 times the build time (see BENCHMARKS.md).
     Thorough,
 }
 
@@ -897,7 +913,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     // its peak.
     let mut grammars: Vec<Option<Grammar>> = Vec::new();
     let possible = OnceLock::new();
-    let finals: Vec<f64> = if large {
+    let mut finals: Vec<f64> = if large {
         finalists
             .iter()
             .map(|&(i, id)| {
@@ -921,16 +937,59 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
         grammars = judged.into_iter().map(Some).collect();
         bytes
     };
-    // A stream's finalist of the smallest final estimate (the first listed
-    // order on a tie, the solver's own order first), and that estimate.
+    // Which of two finalists comes first: the smaller final estimate, the
+    // first listed order on a tie (the solver's own order first).
+    let before = |finals: &[f64], a: usize, b: usize| {
+        finals[a]
+            .total_cmp(&finals[b])
+            .then(finalists[a].0.cmp(&finalists[b].0))
+    };
+    // Searching thoroughly, a large table's closest judged finalists are
+    // encoded whole, and the stream's other finalists drop out. The
+    // smallest encoding so far is kept, the others dropped at once.
+    let mut encoded: Vec<Option<EncodedStream>> = finalists.iter().map(|_| None).collect();
+    if large && thorough {
+        for &id in streams.iter().filter(|&&id| judged(id) && contested(id)) {
+            let mut closest: Vec<usize> = (0..finalists.len())
+                .filter(|&f| finalists[f].1 == id)
+                .collect();
+            closest.sort_by(|&a, &b| before(&finals, a, b));
+            let exact = match id.section {
+                Section::Dtz => EXACT_DTZ_FINALISTS,
+                _ => closest.len(),
+            };
+            let mut smallest: Option<usize> = None;
+            for (rank, &f) in closest.iter().enumerate() {
+                if rank >= exact {
+                    finals[f] = f64::INFINITY;
+                    continue;
+                }
+                let stream = in_order(finalists[f].0);
+                let grammar = grammars[f].as_ref().expect("a judged finalist's grammar");
+                let whole = encode_stream(
+                    stream.layout().size(),
+                    id.max_block_len(),
+                    grammar,
+                    &|start, len| stream.codes(id, start, len),
+                );
+                finals[f] = whole.bytes() as f64;
+                match smallest {
+                    Some(s) if before(&finals, s, f).is_lt() => {}
+                    _ => {
+                        if let Some(s) = smallest.replace(f) {
+                            encoded[s] = None;
+                        }
+                        encoded[f] = Some(whole);
+                    }
+                }
+            }
+        }
+    }
+    // A stream's finalist that comes first, and its final estimate.
     let best = |id: StreamId| {
         (0..finalists.len())
             .filter(|&f| finalists[f].1 == id)
-            .min_by(|&a, &b| {
-                finals[a]
-                    .total_cmp(&finals[b])
-                    .then(finalists[a].0.cmp(&finalists[b].0))
-            })
+            .min_by(|&a, &b| before(&finals, a, b))
             .map(|f| (f, finals[f]))
             .expect("each stream has finalists")
     };
@@ -959,6 +1018,7 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     let mut planned = |f: usize| PlannedStream {
         file: in_order(finalists[f].0),
         grammar: grammars.get_mut(f).and_then(Option::take),
+        encoded: encoded[f].take(),
     };
     FilePlan {
         wdl: ByColor {
@@ -978,6 +1038,9 @@ pub(super) struct PlannedStream<'a, T: ?Sized> {
     /// The grammar it is encoded with, where choosing its order built it
     /// (a large table).
     grammar: Option<Grammar>,
+    /// The stream encoded, where choosing its order encoded it (a large
+    /// table's closest finalists, searching thoroughly).
+    encoded: Option<EncodedStream>,
 }
 
 /// How a table is written: each stream's order of digits (and grammar,
@@ -1011,6 +1074,17 @@ impl<'a, T: SolvedValues + ?Sized> FilePlan<'a, T> {
                 .clone()
             }),
         }
+    }
+
+    /// Stream `id` as encoded while choosing its order, if it was; taken,
+    /// so asked for once.
+    pub fn take_encoded(&mut self, id: StreamId) -> Option<EncodedStream> {
+        match id.section {
+            Section::Dtz => &mut self.dtz,
+            _ => self.wdl.get_mut(id.turn),
+        }
+        .encoded
+        .take()
     }
 
     fn planned(&self, id: StreamId) -> &PlannedStream<'a, T> {

@@ -83,6 +83,14 @@ pub(super) struct EncodedStream {
     pub tables: Vec<u8>,
 }
 
+impl EncodedStream {
+    /// Bytes the stream takes in the file, less the padding that aligns
+    /// its blocks.
+    pub fn bytes(&self) -> usize {
+        self.blocks.len() + self.head.len() + self.tables.len()
+    }
+}
+
 /// The codes of a stream of `n` positions, read a range at a time by
 /// `codes(start, len)`.
 pub(super) type Codes<'a> = &'a (dyn Fn(u64, usize) -> Vec<u16> + Sync);
@@ -161,8 +169,9 @@ pub(super) enum HeldOutWindows {
     /// KRNNvK's 4 %; judged on both, KRBvKR's is the default's, KRNNvK's
     /// 6 % smaller. Over the 47 pawnless tables built both ways the total
     /// is the same (0.02 % fewer bytes on both), single files 13 % smaller
-    /// (KNNvKB) to 20 % larger (KBBNvK): a held-out judgment still
-    /// misranks close orders (see BENCHMARKS.md).
+    /// (KNNvKB) to 20 % larger (KBBNvK): a held-out judgment misranks
+    /// close orders, so a thorough search then encodes the closest whole
+    /// (see the solved module's `EXACT_DTZ_FINALISTS`).
     EvenAndScattered,
 }
 

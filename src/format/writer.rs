@@ -61,7 +61,7 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     on_step: &(dyn Fn(WriteStep) + Sync),
 ) -> io::Result<W> {
     on_step(WriteStep::ChoosingOrders);
-    let plan = plan_file(table, search);
+    let mut plan = plan_file(table, search);
     let dtz_side = plan.dtz_side;
     let wdl_layouts = plan.wdl.as_ref().map(|stream| stream.file.layout());
     // The statistics name a position by its index in its side's WDL
@@ -94,27 +94,33 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
         .filter(|id| id.section == Section::Wdl || id.turn == dtz_side)
         .filter(|id| !mirrored || id.turn == Color::White)
         .collect();
+    // Streams that choosing the orders encoded already (searching a large
+    // table thoroughly) are not encoded again.
+    let mut encoded: Vec<Option<EncodedStream>> =
+        kept.iter().map(|&id| plan.take_encoded(id)).collect();
     let codes = |id: StreamId| {
         let file = plan.stream(id);
         move |start, len| file.codes(id, start, len)
     };
     let size = |id: StreamId| plan.stream(id).layout().size();
     on_step(WriteStep::BuildingGrammars);
-    let grammars: Vec<Grammar> = kept.par_iter().map(|&id| plan.grammar(id)).collect();
+    let grammars: Vec<Option<Grammar>> = kept
+        .par_iter()
+        .zip(&encoded)
+        .map(|(&id, done)| done.is_none().then(|| plan.grammar(id)))
+        .collect();
     let encode = |id: StreamId, grammar: &Grammar| {
         encode_stream(size(id), id.max_block_len(), grammar, &codes(id))
     };
     let streams = kept.len();
-    let mut encoded: Vec<Option<EncodedStream>> = if table.layout().size() <= PARALLEL_STREAMS_UP_TO
-    {
+    if table.layout().size() <= PARALLEL_STREAMS_UP_TO {
         on_step(WriteStep::EncodingAtOnce { streams });
         kept.par_iter()
             .zip(&grammars)
-            .map(|(&id, grammar)| Some(encode(id, grammar)))
-            .collect()
-    } else {
-        kept.iter().map(|_| None).collect()
-    };
+            .zip(&mut encoded)
+            .filter_map(|((&id, grammar), done)| Some((id, grammar.as_ref()?, done)))
+            .for_each(|(id, grammar, done)| *done = Some(encode(id, grammar)));
+    }
     let mut trailer = Vec::with_capacity(super::TRAILER_LEN);
     for id in StreamId::ALL {
         let Some(k) = kept.iter().position(|&kept| kept == id) else {
@@ -124,7 +130,12 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
         };
         let stream = encoded[k].take().unwrap_or_else(|| {
             on_step(WriteStep::Encoding { done: k, streams });
-            encode(id, &grammars[k])
+            encode(
+                id,
+                grammars[k]
+                    .as_ref()
+                    .expect("a grammar for each stream not encoded"),
+            )
         });
         let block_len = stream.block_len as u64;
         let padding = (block_len - out.written % block_len) % block_len;
