@@ -57,8 +57,8 @@ use super::{
     codes::{dtz_code, wdl_code},
     grammar::Grammar,
     stream::{
-        EncodedStream, HeldOutWindows, SEGMENT, encode_stream, estimate_bytes, held_out_bytes,
-        ranking_bytes, scatter, stream_grammar, whole_stream_grammar,
+        EncodedStream, HeldOutBytes, HeldOutWindows, SEGMENT, encode_stream, estimate_bytes,
+        held_out_bytes, ranking_bytes, scatter, stream_grammar, whole_stream_grammar,
     },
 };
 use crate::{
@@ -487,7 +487,12 @@ impl<'a, T: SolvedValues + ?Sized> InFileOrder<'a, T> {
     /// About how many bytes stream `id` takes in this order, written with
     /// `grammar` ([`held_out_bytes`] on `windows`): for ranking a large
     /// table's finalists.
-    fn held_out_bytes(&self, id: StreamId, grammar: &Grammar, windows: HeldOutWindows) -> f64 {
+    fn held_out_bytes(
+        &self,
+        id: StreamId,
+        grammar: &Grammar,
+        windows: HeldOutWindows,
+    ) -> HeldOutBytes {
         held_out_bytes(self.layout.size(), grammar, windows, &|start, len| {
             self.codes(id, start, len)
         })
@@ -913,29 +918,32 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     // its peak.
     let mut grammars: Vec<Option<Grammar>> = Vec::new();
     let possible = OnceLock::new();
-    let mut finals: Vec<f64> = if large {
+    // With each, a default build's estimate where it was judged held out
+    // (a thorough search's on the even windows alone).
+    let (mut finals, even): (Vec<f64>, Vec<f64>) = if large {
         finalists
             .iter()
             .map(|&(i, id)| {
                 if !judged(id) {
                     grammars.push(None);
-                    return first[i][id.slot()];
+                    return (first[i][id.slot()], f64::INFINITY);
                 }
                 let possible = possible.get_or_init(|| possible_codes(table));
                 let stream = in_order(i);
                 let grammar = stream.grammar(id, || possible[id.slot()].clone());
                 let bytes = stream.held_out_bytes(id, &grammar, held_out_windows);
                 grammars.push(Some(grammar));
-                bytes
+                (bytes.all, bytes.even)
             })
-            .collect()
+            .unzip()
     } else {
         let (judged, bytes): (Vec<Grammar>, Vec<f64>) = finalists
             .par_iter()
             .map(|&(i, id)| in_order(i).whole_grammar(id))
             .unzip();
         grammars = judged.into_iter().map(Some).collect();
-        bytes
+        let even = vec![f64::INFINITY; bytes.len()];
+        (bytes, even)
     };
     // Which of two finalists comes first: the smaller final estimate, the
     // first listed order on a tie (the solver's own order first).
@@ -945,8 +953,11 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
             .then(finalists[a].0.cmp(&finalists[b].0))
     };
     // Searching thoroughly, a large table's closest judged finalists are
-    // encoded whole, and the stream's other finalists drop out. The
-    // smallest encoding so far is kept, the others dropped at once.
+    // encoded whole, and so is the DTZ a default build would choose (of
+    // the orders whose kings lead, on the even windows), so that the file
+    // takes no more bytes than a default build's; the stream's other
+    // finalists drop out. The smallest encoding so far is kept, the
+    // others dropped at once.
     let mut encoded: Vec<Option<EncodedStream>> = finalists.iter().map(|_| None).collect();
     if large && thorough {
         for &id in streams.iter().filter(|&&id| judged(id) && contested(id)) {
@@ -958,9 +969,14 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
                 Section::Dtz => EXACT_DTZ_FINALISTS,
                 _ => closest.len(),
             };
+            let default_choice = closest
+                .iter()
+                .copied()
+                .filter(|&f| kings_first(&orders[finalists[f].0]))
+                .min_by(|&a, &b| before(&even, a, b));
             let mut smallest: Option<usize> = None;
             for (rank, &f) in closest.iter().enumerate() {
-                if rank >= exact {
+                if rank >= exact && Some(f) != default_choice {
                     finals[f] = f64::INFINITY;
                     continue;
                 }

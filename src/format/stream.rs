@@ -206,21 +206,37 @@ impl HeldOutWindows {
 /// it cannot rank orders there; this estimate ranked every order tried on
 /// KRBvKR, KRNvKR and KQRvKR as their files turned out, 15-20 % under
 /// them (measured with a sample of 2^22 positions; see BENCHMARKS.md).
+/// Given on the even windows alone too, which a default build judges on.
 pub(super) fn held_out_bytes(
     n: u64,
     grammar: &Grammar,
     windows: HeldOutWindows,
     codes: Codes<'_>,
-) -> f64 {
+) -> HeldOutBytes {
     let len = HELD_OUT_WINDOW.min(n / (2 * HELD_OUT_WINDOWS));
     let encoder = grammar.encoder();
     let starts = windows.starts(n, len);
-    let scale = (starts.len() as u64 * len) as f64 / n as f64;
+    let scale = |windows: usize| (windows as u64 * len) as f64 / n as f64;
     let symbols: Vec<Vec<u16>> = starts
         .into_par_iter()
         .map(|start| encoder.encode(&codes(start, len as usize)))
         .collect();
-    scaled_bytes(grammar, &symbols, scale)
+    // The even windows come first.
+    let even = HELD_OUT_WINDOWS as usize;
+    HeldOutBytes {
+        even: scaled_bytes(grammar, &symbols[..even], scale(even)),
+        all: scaled_bytes(grammar, &symbols, scale(symbols.len())),
+    }
+}
+
+/// A [`held_out_bytes`] estimate.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct HeldOutBytes {
+    /// On the [`HeldOutWindows::Even`] windows alone: a default build's
+    /// judgment.
+    pub even: f64,
+    /// On all the windows asked for.
+    pub all: f64,
 }
 
 /// A fixed pseudo-random number for `i` (SplitMix64's finaliser): where
