@@ -42,8 +42,9 @@
 //! table's WDL orders are ranked and judged as a pawnless table's are
 //! (the first sample chose orders whose WDL took up to twice the bytes:
 //! KBPvKP, KPPvKQ; at 1.44 times KRPvKR's build time), and the closest
-//! finalists of each judged stream are then encoded whole and the one of
-//! the fewest bytes written as encoded. Either way a judged winner's
+//! finalists of each judged stream, with the DTZ order a default build
+//! would choose, are then encoded whole and the one of the fewest bytes
+//! written as encoded. Either way a judged winner's
 //! grammar is the one written. The samples are fixed, so the choice does
 //! not depend on the thread count.
 
@@ -139,8 +140,9 @@ const LARGE_FINALISTS: usize = 3;
 /// See [`LARGE_FINALISTS`].
 const LARGE_PAIR_FINALISTS: usize = 2;
 /// Searching thoroughly, a larger table's judged DTZ stream encodes this
-/// many of its finalists of the smallest held-out estimates whole (every
-/// finalist of a WDL stream), and keeps the one of the fewest bytes. The
+/// many of its finalists of the smallest held-out estimates whole, and
+/// the order a default build would choose (every finalist of a WDL
+/// stream), and keeps the one of the fewest bytes. The
 /// held-out estimate leaves out what a stream costs for its length alone
 /// (an index entry per 65,536 positions, a block per 65,535 at least),
 /// which is most of a small WDL stream: KBBNvK's WDL with White to move
@@ -184,10 +186,12 @@ pub enum OrderSearch {
     /// larger pawn table's WDL orders are ranked and judged as a pawnless
     /// table's are: KBPvKP's WDL takes 52 % fewer bytes, KPPvKQ's 48 %,
     /// KPPvKN's 28 %, KRPvKR's the same, for 1.44 times KRPvKR's build
-    /// time. Each judged stream's closest finalists are then encoded whole
-    /// (`EXACT_DTZ_FINALISTS`) and the smallest written: KRRvKR's file
-    /// takes 10.3 % fewer bytes than without (0.8 % fewer than its default
-    /// file) in 1.86 times the build time (see BENCHMARKS.md).
+    /// time. Each judged stream's closest finalists, and the DTZ order a
+    /// default build would choose, are then encoded whole
+    /// (`EXACT_DTZ_FINALISTS`) and the smallest written, so a file is never
+    /// larger than a default build's: KRRvKR's takes 10.3 % fewer bytes
+    /// than without (0.8 % fewer than its default file) in 1.86 times the
+    /// build time (see BENCHMARKS.md).
     Thorough,
 }
 
