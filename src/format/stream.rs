@@ -1292,6 +1292,25 @@ mod tests {
         assert!(scattered.iter().any(|&file| file >= 4));
     }
 
+    /// A held-out estimate on both kinds of window gives, as its even
+    /// figure, exactly the estimate on the even windows alone (a default
+    /// build's judgment, which a thorough search also encodes whole).
+    #[test]
+    fn the_even_figure_is_the_default_builds_estimate() {
+        let n: u64 = 1 << 20;
+        let codes = |start: u64, len: usize| -> Vec<u16> {
+            (start..start + len as u64)
+                .map(|i| ((i / 7) % 5 + (i / 4_099) % 3) as u16)
+                .collect()
+        };
+        let grammar = stream_grammar(n, &codes, Section::Dtz, || (0..7).collect());
+        let even = held_out_bytes(n, &grammar, HeldOutWindows::Even, &codes);
+        let both = held_out_bytes(n, &grammar, HeldOutWindows::EvenAndScattered, &codes);
+        assert_eq!(even.even, even.all);
+        assert_eq!(both.even, even.all);
+        assert_ne!(both.all, both.even, "the scattered windows count too");
+    }
+
     /// The first half of a terminal's entry in these tests.
     const TERMINAL: u16 = 0xfff;
 
