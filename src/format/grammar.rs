@@ -202,20 +202,11 @@ impl Grammar {
 
     /// An encoder replaying this grammar's passes.
     pub(super) fn encoder(&self) -> Encoder {
-        let mut at = self.terminals.len();
-        let passes = self
-            .passes
-            .iter()
-            .map(|&made| {
-                let pairs =
-                    (at..at + made).map(|s| (self.pairs[s - self.terminals.len()], s as u16));
-                at += made;
-                PassTable::new(pairs, self.symbol_count())
-            })
-            .collect();
         Encoder {
             symbol_of: self.symbol_of(),
-            passes,
+            first_pair: self.terminals.len() as u16,
+            pairs: self.pairs.clone(),
+            passes: self.passes.clone(),
         }
     }
 }
@@ -224,8 +215,12 @@ impl Grammar {
 pub(super) struct Encoder {
     /// Each code's terminal symbol.
     symbol_of: Vec<u16>,
-    /// The pairs each pass made.
-    passes: Vec<PassTable>,
+    /// The symbol the first pair makes.
+    first_pair: u16,
+    /// The grammar's pairs, pass after pass.
+    pairs: Vec<(u16, u16)>,
+    /// How many pairs each pass made.
+    passes: Vec<usize>,
 }
 
 impl Encoder {
@@ -233,61 +228,20 @@ impl Encoder {
     pub(super) fn encode(&self, codes: &[u16]) -> Vec<u16> {
         let mut seq = codes.to_vec();
         to_terminals(&self.symbol_of, &mut seq);
-        for pass in &self.passes {
-            replace(&mut seq, |l, r| pass.get(l, r));
+        let mut pass = PassPairs::default();
+        let mut first = 0;
+        for &made in &self.passes {
+            pass.start(
+                &self.pairs[first..first + made],
+                self.first_pair + first as u16,
+            );
+            pass.replace(&mut seq);
+            first += made;
         }
         // The segment's codes shrank to its symbols: give the rest back,
         // since every segment's symbols are held until the blocks are cut.
         seq.shrink_to_fit();
         seq
-    }
-}
-
-/// The pairs one pass made: a small open-addressing table, and a bit per
-/// symbol that is the left half of one of them (most positions are not).
-struct PassTable {
-    slots: Vec<(u32, u16)>,
-    lefts: Vec<u64>,
-}
-
-impl PassTable {
-    const EMPTY: u32 = u32::MAX;
-
-    fn new(pairs: impl Iterator<Item = ((u16, u16), u16)>, symbols: usize) -> PassTable {
-        let pairs: Vec<_> = pairs.collect();
-        let mut slots = vec![(Self::EMPTY, 0); (4 * pairs.len()).next_power_of_two().max(16)];
-        let mut lefts = vec![0u64; symbols.div_ceil(64)];
-        for &((l, r), symbol) in &pairs {
-            lefts[usize::from(l) / 64] |= 1 << (l % 64);
-            let mask = slots.len() - 1;
-            let mut i = Self::slot(key(l, r), mask);
-            while slots[i].0 != Self::EMPTY {
-                i = (i + 1) & mask;
-            }
-            slots[i] = (key(l, r), symbol);
-        }
-        PassTable { slots, lefts }
-    }
-
-    fn slot(key: u32, mask: usize) -> usize {
-        (key.wrapping_mul(0x9e37_79b1) >> 8) as usize & mask
-    }
-
-    #[inline]
-    fn get(&self, l: u16, r: u16) -> Option<u16> {
-        if self.lefts[usize::from(l) / 64] & (1 << (l % 64)) == 0 {
-            return None;
-        }
-        let mask = self.slots.len() - 1;
-        let k = key(l, r);
-        let mut i = Self::slot(k, mask);
-        loop {
-            match self.slots[i] {
-                (Self::EMPTY, _) => return None,
-                (found, symbol) if found == k => return Some(symbol),
-                _ => i = (i + 1) & mask,
-            }
-        }
     }
 }
 
@@ -331,32 +285,11 @@ fn unkey(k: u32) -> (u16, u16) {
     ((k >> 16) as u16, k as u16)
 }
 
-/// Replace pairs left to right, greedily, in place.
-fn replace(seq: &mut Vec<u16>, pair: impl Fn(u16, u16) -> Option<u16>) {
-    let mut read = 0;
-    let mut write = 0;
-    while read < seq.len() {
-        let s = seq[read];
-        match seq.get(read + 1).and_then(|&next| pair(s, next)) {
-            Some(made) => {
-                seq[write] = made;
-                read += 2;
-            }
-            None => {
-                seq[write] = s;
-                read += 1;
-            }
-        }
-        write += 1;
-    }
-    seq.truncate(write);
-}
-
 /// No symbol (symbols are below [`MAX_SYMBOLS`]).
 const NO_SYMBOL: u16 = u16::MAX;
 
 /// Replace the pairs `changes` was started with left to right, greedily,
-/// in place, as [`replace`] does, gathering in `changes` how the count of
+/// in place, as [`PassPairs::replace`] does, gathering in `changes` how the count of
 /// every adjacent pair changes: only the pairs that touch a replaced pair,
 /// before or after, and the replaced pairs themselves. The symbols between
 /// two replacements are found by a search that only reads, and moved as
@@ -370,11 +303,11 @@ fn replace_counting(seq: &mut Vec<u16>, changes: &mut PassChanges) {
         // Everything at `read` and after is as it was, and so is
         // `seq[read - 1]`: writes lag reads (a copy to the same place
         // leaves it as it was).
-        let found = changes.next_pair(&seq[read..]).map(|at| read + at);
+        let found = changes.pass.next_pair(&seq[read..]).map(|at| read + at);
         let end = found.unwrap_or(n);
         if end > read {
             if made_last {
-                let pair = changes.pair_made(seq[write - 1]);
+                let pair = changes.pass.pair_made(seq[write - 1]);
                 changes.count(Side::After, pair, seq[read], Change::New);
             }
             seq.copy_within(read..end, write);
@@ -385,7 +318,7 @@ fn replace_counting(seq: &mut Vec<u16>, changes: &mut PassChanges) {
         if found.is_none() {
             break;
         }
-        let pair = changes.pair_of_left(seq[read]);
+        let pair = changes.pass.pair_of_left(seq[read]);
         // The pair before, unless a replacement just took it.
         if read > 0 && !made_last {
             changes.count(Side::Before, pair, seq[read - 1], Change::Gone);
@@ -397,7 +330,7 @@ fn replace_counting(seq: &mut Vec<u16>, changes: &mut PassChanges) {
         if write > 0 {
             changes.count(Side::Before, pair, seq[write - 1], Change::New);
         }
-        seq[write] = changes.first_made + pair as u16;
+        seq[write] = changes.pass.first_made + pair as u16;
         write += 1;
         read += 2;
         made_last = true;
@@ -429,17 +362,10 @@ enum Change {
 /// one per replacement. The tables are dense (pairs × symbols) and reused
 /// from pass to pass while they are small ([`Cells`]); only the cells a
 /// pass touched are read and cleared.
+#[derive(Default)]
 struct PassChanges {
-    /// The pass's pairs, the `i`-th making symbol `first_made + i`.
-    pairs: Vec<(u16, u16)>,
-    /// The first symbol the pass makes.
-    first_made: u16,
-    /// The right symbol of the pass's pair each symbol is the left one
-    /// of, or [`NO_SYMBOL`] (the pairs share no symbol: a left symbol
-    /// starts one pair at most).
-    right_of: Box<SymbolTable>,
-    /// The pass's pair each symbol is the left one of, where it is.
-    pair_by_left: Box<SymbolTable>,
+    /// The pass's pairs.
+    pass: PassPairs,
     /// Symbols a neighbour may be: all of them, the pass's own included.
     symbols: usize,
     /// Cell `i * symbols + p`, by [`Side`]: how many `(p, l_i)` are gone
@@ -452,6 +378,22 @@ struct PassChanges {
     replaced: Vec<u32>,
 }
 
+/// One pass's pairs, found by their left symbol: a pass's pairs share no
+/// symbol, so a symbol starts one of them at most, and a table indexed by
+/// symbol finds the next pair to replace with one load per symbol read.
+/// Building a grammar and encoding with it replay passes through this.
+struct PassPairs {
+    /// The pass's pairs, the `i`-th making symbol `first_made + i`.
+    pairs: Vec<(u16, u16)>,
+    /// The first symbol the pass makes.
+    first_made: u16,
+    /// The right symbol of the pass's pair each symbol is the left one
+    /// of, or [`NO_SYMBOL`].
+    right_of: Box<SymbolTable>,
+    /// The pass's pair each symbol is the left one of, where it is.
+    pair_by_left: Box<SymbolTable>,
+}
+
 /// A `u16` for each symbol, with room to index it by a symbol's low 14
 /// bits (symbols are below [`MAX_SYMBOLS`]).
 type SymbolTable = [u16; SYMBOL_SLOTS];
@@ -460,22 +402,18 @@ type SymbolTable = [u16; SYMBOL_SLOTS];
 const SYMBOL_SLOTS: usize = 1 << 14;
 const _: () = assert!(MAX_SYMBOLS < SYMBOL_SLOTS);
 
-impl Default for PassChanges {
-    fn default() -> PassChanges {
-        PassChanges {
+impl Default for PassPairs {
+    fn default() -> PassPairs {
+        PassPairs {
             pairs: Vec::new(),
             first_made: 0,
             right_of: Box::new([NO_SYMBOL; SYMBOL_SLOTS]),
             pair_by_left: Box::new([0; SYMBOL_SLOTS]),
-            symbols: 0,
-            cells: Default::default(),
-            touched: Default::default(),
-            replaced: Vec::new(),
         }
     }
 }
 
-impl PassChanges {
+impl PassPairs {
     /// Start a pass making `pairs` (which share no symbol), the first of
     /// them `first_made`.
     fn start(&mut self, pairs: &[(u16, u16)], first_made: u16) {
@@ -494,13 +432,6 @@ impl PassChanges {
         self.pairs.clear();
         self.pairs.extend_from_slice(pairs);
         self.first_made = first_made;
-        self.symbols = usize::from(first_made) + pairs.len();
-        let cells = pairs.len() * self.symbols;
-        for side in &mut self.cells {
-            side.reset(cells);
-        }
-        self.replaced.clear();
-        self.replaced.resize(pairs.len(), 0);
     }
 
     /// Where in `seq` the first of the pass's pairs starts, if anywhere.
@@ -521,6 +452,42 @@ impl PassChanges {
     #[inline]
     fn pair_made(&self, made: u16) -> usize {
         usize::from(made - self.first_made)
+    }
+
+    /// Replace the pass's pairs in `seq` left to right, greedily, in
+    /// place; the symbols between two replacements are found by a search
+    /// that only reads, and moved as one copy.
+    fn replace(&self, seq: &mut Vec<u16>) {
+        let n = seq.len();
+        let (mut read, mut write) = (0, 0);
+        loop {
+            let found = self.next_pair(&seq[read..]).map(|at| read + at);
+            let end = found.unwrap_or(n);
+            if write < read {
+                seq.copy_within(read..end, write);
+            }
+            write += end - read;
+            let Some(at) = found else { break };
+            seq[write] = self.first_made + self.pair_of_left(seq[at]) as u16;
+            write += 1;
+            read = at + 2;
+        }
+        seq.truncate(write);
+    }
+}
+
+impl PassChanges {
+    /// Start a pass making `pairs` (which share no symbol), the first of
+    /// them `first_made`.
+    fn start(&mut self, pairs: &[(u16, u16)], first_made: u16) {
+        self.pass.start(pairs, first_made);
+        self.symbols = usize::from(first_made) + pairs.len();
+        let cells = pairs.len() * self.symbols;
+        for side in &mut self.cells {
+            side.reset(cells);
+        }
+        self.replaced.clear();
+        self.replaced.resize(pairs.len(), 0);
     }
 
     /// One more `change` of the pair of `pair`'s `side` and `neighbour`.
@@ -544,8 +511,8 @@ impl PassChanges {
                 let at = at as usize;
                 let (pair, neighbour) = (at / self.symbols, (at % self.symbols) as u16);
                 let [gone, new] = self.cells[side as usize].take(at);
-                let (l, r) = self.pairs[pair];
-                let made = self.first_made + pair as u16;
+                let (l, r) = self.pass.pairs[pair];
+                let made = self.pass.first_made + pair as u16;
                 let (old, made) = match side {
                     Side::Before => (key(neighbour, l), key(neighbour, made)),
                     Side::After => (key(r, neighbour), key(made, neighbour)),
@@ -559,7 +526,7 @@ impl PassChanges {
             }
             self.touched[side as usize] = touched;
         }
-        for (&(l, r), &replaced) in self.pairs.iter().zip(&self.replaced) {
+        for (&(l, r), &replaced) in self.pass.pairs.iter().zip(&self.replaced) {
             subtract(counts, key(l, r), replaced, &keep);
         }
     }
@@ -715,6 +682,63 @@ mod tests {
             Grammar::build_limited(terminals, vec![codes.clone()], MAX_SYMBOLS, 20_000);
         assert_eq!(none.symbol_count(), 5);
         assert_eq!(symbols[0].len(), codes.len());
+    }
+
+    /// Replace pairs left to right, greedily, in place, one symbol at a
+    /// time: the plain form the passes' replacements must agree with.
+    fn replace(seq: &mut Vec<u16>, pair: impl Fn(u16, u16) -> Option<u16>) {
+        let mut read = 0;
+        let mut write = 0;
+        while read < seq.len() {
+            let s = seq[read];
+            match seq.get(read + 1).and_then(|&next| pair(s, next)) {
+                Some(made) => {
+                    seq[write] = made;
+                    read += 2;
+                }
+                None => {
+                    seq[write] = s;
+                    read += 1;
+                }
+            }
+            write += 1;
+        }
+        seq.truncate(write);
+    }
+
+    /// A pass replaces what the plain one-symbol-at-a-time replacement
+    /// does: runs of a pair's symbol of odd and even length, a pair at the
+    /// very start and end, a sequence without pairs, and one pass after
+    /// another on a table reused as the encoder reuses it.
+    #[test]
+    fn a_pass_replaces_as_the_plain_replacement_does() {
+        let noisy: Vec<u16> = (0..5_000u32)
+            .map(|i| ((i * i + i / 3) % 6) as u16)
+            .collect();
+        let seqs = [
+            noisy,
+            vec![0, 0, 0, 0, 0, 1, 2, 0, 0],
+            vec![1, 2, 1, 2, 1, 2],
+            vec![3, 4, 5],
+            vec![],
+            vec![0],
+        ];
+        let passes: [&[(u16, u16)]; 3] = [&[(0, 0), (1, 2)], &[(6, 3), (4, 5)], &[(7, 6), (9, 0)]];
+        for seq in seqs {
+            let (mut plain, mut passed) = (seq.clone(), seq);
+            let mut pass = PassPairs::default();
+            let mut first_made = 6;
+            for pairs in passes {
+                replace(&mut plain, |l, r| {
+                    let i = pairs.iter().position(|&p| p == (l, r))?;
+                    Some(first_made + i as u16)
+                });
+                pass.start(pairs, first_made);
+                pass.replace(&mut passed);
+                assert_eq!(passed, plain, "{pairs:?}");
+                first_made += pairs.len() as u16;
+            }
+        }
     }
 
     fn fresh_counts(seqs: &[Vec<u16>]) -> Vec<(u32, u32)> {
