@@ -301,17 +301,17 @@ pub(super) fn encode_stream(
 ) -> EncodedStream {
     let coded = coded_symbols(n, grammar, codes);
     let lens = symbol_lens(grammar);
-    let (block_len, packed) = std::iter::successors(Some(usize::from(MIN_BLOCK_LEN)), |&len| {
+    // Each length's blocks counted (in parallel, no bytes written), then
+    // the fewest bytes packed: the shorter length where two tie.
+    let block_lens: Vec<usize> = std::iter::successors(Some(usize::from(MIN_BLOCK_LEN)), |&len| {
         Some(2 * len).filter(|&len| len <= max_block_len)
     })
-    .map(|len| {
-        (
-            len,
-            pack_blocks(n, len, &coded.symbols, &coded.codes, &lens),
-        )
-    })
-    .min_by_key(|(_, packed)| packed.blocks.len() + packed.counts.len())
-    .expect("a block length");
+    .collect();
+    let block_len = block_lens
+        .into_par_iter()
+        .min_by_key(|&len| (packed_bytes(len, &coded.symbols, &coded.codes, &lens), len))
+        .expect("a block length");
+    let packed = pack_blocks(n, block_len, &coded.symbols, &coded.codes, &lens);
     let tables = [packed.counts, packed.index].concat();
     let head = head_bytes(
         n,
@@ -478,8 +478,43 @@ fn next_block(count: u32) -> u32 {
         .expect("a stream has fewer than 2^32 blocks")
 }
 
-/// Cut the symbols into blocks: each block holds whole symbols' codes, at
-/// most [`MAX_SYMBOL_LEN`] positions, zero padding, then its CRC-16.
+/// Cut the symbols into blocks of `block_len` bytes: each block holds
+/// whole symbols' codes, at most [`MAX_SYMBOL_LEN`] positions, then zero
+/// padding and its CRC-16. Calls `symbol` with each symbol in turn and
+/// whether it starts a new block (the first block starts by itself).
+fn cut_blocks(
+    block_len: usize,
+    symbols: &[Vec<u16>],
+    codes: &[(u32, u8)],
+    lens: &[u32],
+    mut symbol: impl FnMut(u16, bool),
+) {
+    let payload_bits = (block_len - 2) * 8;
+    let (mut bit, mut in_block) = (0usize, 0u32);
+    for &s in symbols.iter().flatten() {
+        let length = usize::from(codes[usize::from(s)].1);
+        let len = lens[usize::from(s)];
+        let starts = bit + length > payload_bits || in_block + len > MAX_SYMBOL_LEN;
+        if starts {
+            (bit, in_block) = (0, 0);
+        }
+        symbol(s, starts);
+        bit += length;
+        in_block += len;
+    }
+}
+
+/// The bytes of blocks of `block_len` and their 2-byte counts that
+/// [`pack_blocks`] writes (the index is the same for every length).
+fn packed_bytes(block_len: usize, symbols: &[Vec<u16>], codes: &[(u32, u8)], lens: &[u32]) -> u64 {
+    let mut blocks = 1u64;
+    cut_blocks(block_len, symbols, codes, lens, |_, starts| {
+        blocks += u64::from(starts);
+    });
+    blocks * (block_len as u64 + 2)
+}
+
+/// Pack the symbols into blocks as [`cut_blocks`] cuts them.
 fn pack_blocks(
     n: u64,
     block_len: usize,
@@ -487,7 +522,6 @@ fn pack_blocks(
     codes: &[(u32, u8)],
     lens: &[u32],
 ) -> Packed {
-    let payload_bits = (block_len - 2) * 8;
     let mut blocks = Vec::new();
     let mut counts = Vec::new();
     let mut index = Vec::new();
@@ -504,15 +538,15 @@ fn pack_blocks(
         counts.extend_from_slice(&(in_block as u16).to_le_bytes());
         block.fill(0);
     };
-    for &s in symbols.iter().flatten() {
-        let (code, length) = codes[usize::from(s)];
-        let len = lens[usize::from(s)];
-        if bit + usize::from(length) > payload_bits || in_block + len > MAX_SYMBOL_LEN {
+    cut_blocks(block_len, symbols, codes, lens, |s, starts| {
+        if starts {
             finish(&mut block, in_block, &mut blocks);
             block_count = next_block(block_count);
             bit = 0;
             in_block = 0;
         }
+        let (code, length) = codes[usize::from(s)];
+        let len = lens[usize::from(s)];
         // Index entries for the steps this symbol covers.
         let first_step = position.div_ceil(step);
         let mut at = first_step * step;
@@ -522,15 +556,22 @@ fn pack_blocks(
             index.extend_from_slice(&(skip as u16).to_le_bytes());
             at += step;
         }
-        for i in (0..length).rev() {
-            if (code >> i) & 1 == 1 {
-                block[bit / 8] |= 0x80 >> (bit % 8);
-            }
-            bit += 1;
+        // The code's bits, first bit highest, from `bit` on (every symbol
+        // in the stream has a code of 1 bit or more): at most
+        // MAX_CODE_LEN + 7 bits, so they fit a u32 from its top bit.
+        const _: () = assert!(MAX_CODE_LEN + 7 <= u32::BITS);
+        let shifted = (code << (32 - u32::from(length))) >> (bit % 8);
+        let bytes = (bit % 8 + usize::from(length)).div_ceil(8);
+        for (to, from) in block[bit / 8..]
+            .iter_mut()
+            .zip(&shifted.to_be_bytes()[..bytes])
+        {
+            *to |= from;
         }
+        bit += usize::from(length);
         in_block += len;
         position += u64::from(len);
-    }
+    });
     finish(&mut block, in_block, &mut blocks);
     block_count = next_block(block_count);
     debug_assert_eq!(position, n);
@@ -1453,8 +1494,8 @@ mod tests {
     /// A stream of long runs fills a block's positions long before its
     /// bytes and is written in the shortest blocks; one that varies at
     /// every position in the longest allowed. Either length is the one of
-    /// the fewest bytes, and the blocks fill the space the reader computes
-    /// it from.
+    /// the fewest bytes, counted as packing them takes, and the blocks fill
+    /// the space the reader computes it from.
     #[test]
     fn each_stream_takes_the_block_length_of_the_fewest_bytes() {
         let n = 1 << 21;
@@ -1481,6 +1522,9 @@ mod tests {
             };
             for len in [16, 32, 64, 128] {
                 assert!(bytes(expected) <= bytes(len), "{expected} against {len}");
+                // Counting the blocks gives the bytes packing them takes.
+                let counted = packed_bytes(len, &coded.symbols, &coded.codes, &lens);
+                assert_eq!(counted, bytes(len) as u64, "{len}");
             }
         }
     }
