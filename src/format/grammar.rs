@@ -289,11 +289,11 @@ fn unkey(k: u32) -> (u16, u16) {
 const NO_SYMBOL: u16 = u16::MAX;
 
 /// Replace the pairs `changes` was started with left to right, greedily,
-/// in place, as [`PassPairs::replace`] does, gathering in `changes` how the count of
-/// every adjacent pair changes: only the pairs that touch a replaced pair,
-/// before or after, and the replaced pairs themselves. The symbols between
-/// two replacements are found by a search that only reads, and moved as
-/// one copy.
+/// in place, as [`PassPairs::replace`] does, gathering in `changes` how
+/// the count of every adjacent pair changes: only the pairs that touch a
+/// replaced pair, before or after, and the replaced pairs themselves.
+/// The symbols between two replacements are found by a search that only
+/// reads, and moved as one copy.
 fn replace_counting(seq: &mut Vec<u16>, changes: &mut PassChanges) {
     let n = seq.len();
     let (mut read, mut write) = (0, 0);
