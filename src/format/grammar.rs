@@ -201,39 +201,38 @@ impl Grammar {
     }
 
     /// An encoder replaying this grammar's passes.
-    pub(super) fn encoder(&self) -> Encoder {
+    pub(super) fn encoder(&self) -> Encoder<'_> {
         Encoder {
             symbol_of: self.symbol_of(),
-            first_pair: self.terminals.len() as u16,
-            pairs: self.pairs.clone(),
-            passes: self.passes.clone(),
+            grammar: self,
         }
     }
 }
 
 /// Encodes segments of a stream with a grammar.
-pub(super) struct Encoder {
+pub(super) struct Encoder<'g> {
     /// Each code's terminal symbol.
     symbol_of: Vec<u16>,
-    /// The symbol the first pair makes.
-    first_pair: u16,
-    /// The grammar's pairs, pass after pass.
-    pairs: Vec<(u16, u16)>,
-    /// How many pairs each pass made.
-    passes: Vec<usize>,
+    /// The grammar whose passes it replays.
+    grammar: &'g Grammar,
 }
 
-impl Encoder {
+impl Encoder<'_> {
     /// The symbols of one segment of codes.
     pub(super) fn encode(&self, codes: &[u16]) -> Vec<u16> {
         let mut seq = codes.to_vec();
         to_terminals(&self.symbol_of, &mut seq);
+        let Grammar {
+            terminals,
+            pairs,
+            passes,
+        } = self.grammar;
         let mut pass = PassPairs::default();
         let mut first = 0;
-        for &made in &self.passes {
+        for &made in passes {
             pass.start(
-                &self.pairs[first..first + made],
-                self.first_pair + first as u16,
+                &pairs[first..first + made],
+                (terminals.len() + first) as u16,
             );
             pass.replace(&mut seq);
             first += made;
