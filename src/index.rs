@@ -496,6 +496,28 @@ impl Layout {
         orders
     }
 
+    /// The name of `order`, an order [`Layout::orders`] lists for
+    /// `material`: its pieces' letters, most significant first, a flagged
+    /// leader followed by `|` (`r|kBKR`), as `dtz50 info` prints it.
+    pub fn order_name(material: Material, order: &[u8]) -> String {
+        let pieces = ordered_pieces(material);
+        let mut name: String = order
+            .iter()
+            .map(|&slot| pieces[usize::from(slot & !LEAD_FLAG)].char())
+            .collect();
+        if order.first().is_some_and(|&lead| lead & LEAD_FLAG != 0) {
+            name.insert(1, '|');
+        }
+        name
+    }
+
+    /// The order of `material` that [`Layout::order_name`] names `name`.
+    pub fn named_order(material: Material, name: &str) -> Option<Vec<u8>> {
+        Layout::orders(material)
+            .into_iter()
+            .find(|order| Layout::order_name(material, order) == name)
+    }
+
     /// This layout's order (see [`Layout::with_order`]).
     pub fn order(&self) -> &[u8] {
         &self.order

@@ -187,6 +187,7 @@ mod grammar;
 mod header;
 mod huffman;
 mod reader;
+mod recorded;
 mod solved;
 mod source;
 mod stream;

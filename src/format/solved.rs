@@ -47,6 +47,12 @@
 //! written as encoded. Either way a judged winner's
 //! grammar is the one written. The samples are fixed, so the choice does
 //! not depend on the thread count.
+//!
+//! None of this runs for a table `tables/ORDERS` lists, built under the
+//! 50-move rule, unless asked for ([`OrderSearch::Recorded`], the
+//! default): its streams are written in the orders recorded there, with
+//! the grammars a search that chose them builds, so the file is the one
+//! that search wrote (see the recorded module).
 
 use std::sync::OnceLock;
 
@@ -57,6 +63,7 @@ use super::{
     MAX_CHUNK_POSITIONS, Section, StreamId,
     codes::{dtz_code, wdl_code},
     grammar::Grammar,
+    recorded::{RecordedOrders, recorded_orders},
     stream::{
         EncodedStream, HeldOutBytes, HeldOutWindows, SEGMENT, encode_stream, estimate_bytes,
         held_out_bytes, ranking_bytes, scatter, stream_grammar, whole_stream_grammar,
@@ -155,6 +162,13 @@ const EXACT_DTZ_FINALISTS: usize = 3;
 /// How hard the writer searches each stream's order of digits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OrderSearch {
+    /// A table `tables/ORDERS` lists, built under the 50-move rule, is
+    /// written in the orders recorded there, without a search (see the
+    /// recorded module): the same file as the build they were taken from,
+    /// in a third less time for a large table. Any other table is
+    /// searched as [`OrderSearch::Sampled`] searches.
+    #[default]
+    Recorded,
     /// Every order estimated on a sample, the closest judged by the
     /// grammar of their whole stream (a table of at most
     /// `SAMPLE_RANKS_UP_TO` positions per side); in a larger pawnless
@@ -165,7 +179,6 @@ pub enum OrderSearch {
     /// choice within limits (`KINGS_MOVE_GAIN`), judged held out against
     /// the smallest estimate where they differ (a pawn table's WDL and
     /// kept DTZ).
-    #[default]
     Sampled,
     /// As [`OrderSearch::Sampled`], except that a larger pawnless table's
     /// DTZ is judged held out (`InFileOrder::held_out_bytes`) in both
@@ -762,6 +775,12 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
     search: OrderSearch,
 ) -> FilePlan<'_, T> {
     let material = table.layout().material();
+    if search == OrderSearch::Recorded
+        && table.rule() == Rule::Fifty
+        && let Some(recorded) = recorded_orders(material)
+    {
+        return recorded_plan(table, recorded);
+    }
     let orders = Layout::orders(material);
     let in_order = |i: usize| {
         let layout = Layout::with_order(material, &orders[i]).expect("an order it lists");
@@ -1048,6 +1067,51 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
         dtz: planned(dtz),
         dtz_side,
         possible,
+    }
+}
+
+/// The plan of a file in `recorded` orders. A large table's grammars are
+/// built as the writer builds them; a small table's are built from the
+/// whole stream, as its judged finalists' are, so that the file is the
+/// one a search that chose these orders writes.
+pub(super) fn recorded_plan<'a, T: SolvedValues + ?Sized>(
+    table: &'a T,
+    recorded: &RecordedOrders,
+) -> FilePlan<'a, T> {
+    let material = table.layout().material();
+    let small = table.layout().size() <= SAMPLE_RANKS_UP_TO;
+    let planned = |order: &[u8], id: StreamId| {
+        let layout = Layout::with_order(material, order).expect("a recorded order is checked");
+        let file = InFileOrder::new(table, layout);
+        let grammar = small.then(|| file.whole_grammar(id).0);
+        PlannedStream {
+            file,
+            grammar,
+            encoded: None,
+        }
+    };
+    let dtz_id = StreamId {
+        section: Section::Dtz,
+        turn: recorded.dtz_side,
+    };
+    let wdl_id = |turn| StreamId {
+        section: Section::Wdl,
+        turn,
+    };
+    let (white, (black, dtz)) = rayon::join(
+        || planned(&recorded.wdl.white, wdl_id(Color::White)),
+        || {
+            rayon::join(
+                || planned(&recorded.wdl.black, wdl_id(Color::Black)),
+                || planned(&recorded.dtz, dtz_id),
+            )
+        },
+    );
+    FilePlan {
+        wdl: ByColor { white, black },
+        dtz,
+        dtz_side: recorded.dtz_side,
+        possible: OnceLock::new(),
     }
 }
 

@@ -15,7 +15,7 @@ use super::{
     Section, StreamId,
     grammar::Grammar,
     header::{SideStats, header_bytes},
-    solved::{OrderSearch, SolvedValues, plan_file},
+    solved::{FilePlan, OrderSearch, SolvedValues, plan_file},
     stream::{CRC32, EncodedStream, encode_stream},
 };
 use crate::index::TableIndex;
@@ -61,7 +61,17 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     on_step: &(dyn Fn(WriteStep) + Sync),
 ) -> io::Result<W> {
     on_step(WriteStep::ChoosingOrders);
-    let mut plan = plan_file(table, search);
+    write_planned(table, stats, plan_file(table, search), out, on_step)
+}
+
+/// [`write_table`] once the orders are chosen (`plan`).
+fn write_planned<T: SolvedValues + ?Sized, W: Write>(
+    table: &T,
+    stats: &ByColor<SideStats>,
+    mut plan: FilePlan<'_, T>,
+    out: W,
+    on_step: &(dyn Fn(WriteStep) + Sync),
+) -> io::Result<W> {
     let dtz_side = plan.dtz_side;
     let wdl_layouts = plan.wdl.as_ref().map(|stream| stream.file.layout());
     // The statistics name a position by its index in its side's WDL
@@ -104,11 +114,13 @@ pub fn write_table<T: SolvedValues + ?Sized, W: Write>(
     };
     let size = |id: StreamId| plan.stream(id).layout().size();
     on_step(WriteStep::BuildingGrammars);
-    let grammars: Vec<Option<Grammar>> = kept
-        .par_iter()
-        .zip(&encoded)
-        .map(|(&id, done)| done.is_none().then(|| plan.grammar(id)))
-        .collect();
+    let grammar =
+        |(&id, done): (&StreamId, &Option<EncodedStream>)| done.is_none().then(|| plan.grammar(id));
+    let grammars: Vec<Option<Grammar>> = if table.layout().size() <= PARALLEL_STREAMS_UP_TO {
+        kept.par_iter().zip(&encoded).map(grammar).collect()
+    } else {
+        kept.iter().zip(&encoded).map(grammar).collect()
+    };
     let encode = |id: StreamId, grammar: &Grammar| {
         encode_stream(size(id), id.max_block_len(), grammar, &codes(id))
     };
@@ -189,5 +201,89 @@ impl<W: Write> Write for HashingWriter<W> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        format::{
+            TableFile,
+            recorded::{RecordedOrders, recorded_orders},
+            solved::recorded_plan,
+        },
+        generate::{SolveOptions, Table, TableSet, stats},
+        index::Layout,
+        material::Material,
+        value::Wdl,
+    };
+
+    /// A table `tables/ORDERS` lists is written in its recorded orders,
+    /// and so is a table given other orders (here the solver's own, and
+    /// the other side's DTZ); either file holds the table's values. KNvKP
+    /// (over 2^22 positions a side) is encoded a stream at a time, KRvKB
+    /// at once. (That the 3-4 set's recorded orders give the files a
+    /// search writes, `tables/CHECKSUMS` shows: the integration tests
+    /// build the set with them.)
+    #[test]
+    fn files_are_written_in_recorded_orders_and_hold_the_values() {
+        for name in ["KRvKB", "KNvKP"] {
+            let material: Material = name.parse().expect("material");
+            let set = TableSet::solved(material, &SolveOptions::default());
+            let table = set.get(&material).expect("solved");
+            let stats = stats(table);
+            let listed = recorded_orders(material).expect("listed");
+            let solver = Layout::new(material).order().to_vec();
+            let other = RecordedOrders {
+                wdl: ByColor::new_with(|_| solver.clone()),
+                dtz: solver.clone(),
+                dtz_side: listed.dtz_side.other(),
+            };
+            let bytes = [
+                write_table(table, &stats, OrderSearch::Recorded, Vec::new(), &|_| {}),
+                write_planned(
+                    table,
+                    &stats,
+                    recorded_plan(table, &other),
+                    Vec::new(),
+                    &|_| {},
+                ),
+            ];
+            for (orders, bytes) in [listed, &other].into_iter().zip(bytes) {
+                let file = TableFile::new(bytes.expect("writes")).expect("reads");
+                file.verify().expect("checksums");
+                assert_eq!(file.header().wdl_orders, orders.wdl, "{name}");
+                assert_eq!(file.header().dtz_order, orders.dtz, "{name}");
+                assert_eq!(file.dtz_side(), orders.dtz_side, "{name}");
+                holds_the_values(table, &file, name);
+            }
+        }
+    }
+
+    /// Every 7th position's WDL and kept DTZ in `file` are `table`'s (or,
+    /// where the writer may store less, what readers resolve).
+    fn holds_the_values(table: &Table, file: &TableFile<Vec<u8>>, name: &str) {
+        let layout = table.layout();
+        let mut checked = [0u64; 2];
+        for index in (0..layout.size()).step_by(7) {
+            let board = layout.board(&layout.decode(crate::index::TableIndex(index)));
+            for turn in Color::ALL {
+                let Some(dtz) = table.value(turn, index) else {
+                    continue;
+                };
+                let wdl = Wdl::from_dtz(dtz, table.rule());
+                let (side, at) = file.locate(&board, turn).expect("its material");
+                let kept = file.kept_wdl(side, at).expect("decodes");
+                assert_eq!(kept, wdl, "{name} {turn:?} {index}");
+                let stored = file.dtz_given(side, at, wdl).expect("decodes");
+                if side == file.dtz_side() && wdl != Wdl::Draw {
+                    assert_eq!(stored, Some(dtz), "{name} {turn:?} {index}");
+                    checked[1] += 1;
+                }
+                checked[0] += 1;
+            }
+        }
+        assert!(checked.iter().all(|&n| n > 1_000), "{name}: {checked:?}");
     }
 }

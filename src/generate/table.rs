@@ -191,6 +191,16 @@ impl TableSet {
         self.tables.get(material)
     }
 
+    /// `material` and its sub-tables solved under `options`, for tests.
+    #[cfg(test)]
+    pub(crate) fn solved(material: Material, options: &super::SolveOptions) -> TableSet {
+        let mut set = TableSet::new();
+        for sub in Material::with_dependencies(&[material]) {
+            set.insert(super::solve(sub, options, &set, &|_| {}).expect("solves"));
+        }
+        set
+    }
+
     /// The table of `board`'s material.
     fn table_of(&self, board: &Board) -> Result<&Table, ProbeError> {
         let material = Material::from_board(board).normalized();
@@ -395,7 +405,7 @@ mod tests {
     use super::*;
     use crate::{
         format::{OrderSearch, TableFile, WriteStep, write_table},
-        generate::{SolveOptions, solve, stats::stats},
+        generate::{SolveOptions, stats::stats},
         probe::resolve_wdl,
     };
 
@@ -431,10 +441,7 @@ mod tests {
     fn reading_in_the_solvers_order_writes_the_same_bytes() {
         for (name, order) in [("KNvKP", vec![2, 1, 0]), ("KRvKB", vec![0, 1, 3, 2])] {
             let material: Material = name.parse().expect("material");
-            let mut set = TableSet::new();
-            for sub in Material::with_dependencies(&[material]) {
-                set.insert(solve(sub, &SolveOptions::default(), &set, &|_| {}).expect("solves"));
-            }
+            let set = TableSet::solved(material, &SolveOptions::default());
             let table = set.get(&material).expect("solved");
             let stats = stats(table);
             let steps = Mutex::new(Vec::new());
@@ -476,11 +483,7 @@ mod tests {
     fn the_record_of_zeroing_moves_matches_a_search() {
         for name in ["KRvKP", "KBNvK"] {
             let material: Material = name.parse().expect("material");
-            let mut set = TableSet::new();
-            let options = SolveOptions::default();
-            for sub in Material::with_dependencies(&[material]) {
-                set.insert(solve(sub, &options, &set, &|_| {}).expect("solves"));
-            }
+            let set = TableSet::solved(material, &SolveOptions::default());
             let table = set.get(&material).expect("solved");
             let layout = table.layout();
             let rule = table.rule();

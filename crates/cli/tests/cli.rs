@@ -474,6 +474,16 @@ fn bad_input_is_one_line_and_exit_code_2() {
          --work-dir <DIR> (try --help)\n"
     );
     let out = dtz50()
+        .args(["generate", "KQvK", "--thorough-orders", "--search-orders"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: the argument '--thorough-orders' cannot be used with \
+         '--search-orders' (try --help)\n"
+    );
+    let out = dtz50()
         .args(["generate", "KXvK", "--out"])
         .arg(tables().path())
         .output()

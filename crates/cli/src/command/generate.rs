@@ -59,8 +59,13 @@ pub struct GenerateArgs {
     /// 17 % fewer bytes, KQBvKN 21 %, at 1.4 to 2 times the build time)
     /// and a pawn table's WDL (KBPvKP's file 36 % fewer bytes, KRPvKR's the
     /// same, at 1.44 times its build time).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "search_orders")]
     thorough_orders: bool,
+    /// Search every table's piece orders, also a table whose orders
+    /// tables/ORDERS records (a default build under the 50-move rule
+    /// writes those in the recorded orders without searching).
+    #[arg(long)]
+    search_orders: bool,
     #[command(flatten)]
     threads: ThreadOptions,
 }
@@ -79,8 +84,10 @@ pub fn run(args: GenerateArgs) -> Result<ExitCode> {
         work_dir: args.work_dir,
         order_search: if args.thorough_orders {
             OrderSearch::Thorough
-        } else {
+        } else if args.search_orders {
             OrderSearch::Sampled
+        } else {
+            OrderSearch::Recorded
         },
     };
     let reporter = Reporter::new();

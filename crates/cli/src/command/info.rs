@@ -14,7 +14,7 @@ use anyhow::Result;
 use clap::Args;
 use dtz50::{
     format::{SideStats, Source, TableFile},
-    index::{LEAD_FLAG, Layout},
+    index::Layout,
     probe::open_file,
 };
 use shakmaty::{Color, Setup, fen::Fen};
@@ -61,17 +61,9 @@ fn info_line<S: Source>(table: &TableFile<S>) -> String {
         format!("{w}/{cw}/{d}/{bl}/{l}")
     };
     // Each stream's order of pieces: WDL with White, with Black to move,
-    // then the kept DTZ; a flagged leader (format 13) is followed by '|'.
-    let name = |order: &[u8]| -> String {
-        let layout = Layout::with_order(h.material, order).expect("a checked order");
-        let mut name: String = layout.order_pieces().iter().map(|p| p.char()).collect();
-        if order[0] & LEAD_FLAG != 0 {
-            name.insert(1, '|');
-        }
-        name
-    };
+    // then the kept DTZ.
     let order = [&h.wdl_orders.white, &h.wdl_orders.black, &h.dtz_order]
-        .map(|o| name(o))
+        .map(|o| Layout::order_name(h.material, o))
         .join("/");
     format!(
         "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
