@@ -28,9 +28,10 @@
 //! side; finished levels of large pawn tables are packed (zstd, fast
 //! level, in chunks of [`PACK_CHUNK`] positions) so that memory holds one
 //! open level plus compressed bytes. Reading a packed cell unpacks its chunk
-//! into a small per-thread cache; the solver's reads of finished levels
-//! (pawn pushes) and the file writer go through positions in order, so a
-//! chunk is unpacked about once per pass.
+//! into a per-thread cache of [`CACHED_CHUNKS`] chunks (16 MiB); the
+//! solver's reads of finished levels (pawn pushes) go through positions in
+//! order, and the file writer reads a pawn slice's chunks block after
+//! block, so a chunk is unpacked about once per pass.
 
 use std::{
     cell::RefCell,
@@ -282,15 +283,35 @@ const PACK_LEVEL: i32 = 1;
 /// Distinguishes packed arrays in the per-thread cache.
 static NEXT_PACK_ID: AtomicU64 = AtomicU64::new(0);
 
-/// Unpacked chunks kept per thread.
-const CACHED_CHUNKS: usize = 4;
+/// Unpacked chunks kept per thread (64 KiB each), each in the slot its
+/// pack id and chunk number pick. A stream written in another order than
+/// the solver's reads a pawn slice's chunks a few positions each, block
+/// after block: KRPvKR's writer unpacked each chunk about 16 times per
+/// stream with 4 kept (see BENCHMARKS.md).
+const CACHED_CHUNKS: usize = 256;
 
 /// One unpacked chunk: (pack id, chunk number, bytes).
-type Unpacked = (u64, usize, Box<[u8]>);
+type Unpacked = (u64, usize, Vec<u8>);
+
+/// A thread's unpacked chunks, by slot ([`Unpacker::slot`]), and the zstd
+/// context it unpacks them with (making one per chunk took 7 % of
+/// KRPvKR's writing).
+struct Unpacker {
+    chunks: Vec<Option<Unpacked>>,
+    context: zstd::bulk::Decompressor<'static>,
+}
+
+impl Unpacker {
+    /// The slot of chunk `chunk` of pack `id`: consecutive chunks in
+    /// consecutive slots, and the same chunk of two packs (a pawn push's
+    /// two target levels) apart.
+    fn slot(id: u64, chunk: usize) -> usize {
+        (chunk + 97 * id as usize) % CACHED_CHUNKS
+    }
+}
 
 thread_local! {
-    /// Recently unpacked chunks of this thread, most recent first.
-    static UNPACKED: RefCell<Vec<Unpacked>> = const { RefCell::new(Vec::new()) };
+    static UNPACKED: RefCell<Option<Unpacker>> = const { RefCell::new(None) };
 }
 
 /// The finished cells of one level and side, compressed.
@@ -304,15 +325,16 @@ pub struct PackedCells {
 impl PackedCells {
     fn pack(cells: CellArray) -> io::Result<PackedCells> {
         cells.publish();
-        let bytes: Vec<u8> = cells
+        // A chunk at a time: a copy of the whole level first took KRPvKR's
+        // build to its peak (67 MB a side).
+        let chunks = cells
             .bytes
             .bytes()
-            .iter()
-            .map(|b| b.load(Ordering::Relaxed))
-            .collect();
-        let chunks = bytes
             .par_chunks(PACK_CHUNK)
-            .map(|chunk| zstd::bulk::compress(chunk, PACK_LEVEL).map(Vec::into_boxed_slice))
+            .map(|chunk| {
+                let plain: Vec<u8> = chunk.iter().map(|b| b.load(Ordering::Relaxed)).collect();
+                zstd::bulk::compress(&plain, PACK_LEVEL).map(Vec::into_boxed_slice)
+            })
             .collect::<io::Result<Vec<_>>>()?;
         Ok(PackedCells {
             id: NEXT_PACK_ID.fetch_add(1, Ordering::Relaxed),
@@ -323,21 +345,28 @@ impl PackedCells {
 
     fn load(&self, index: u64) -> Cell {
         let (chunk, offset) = (index as usize / PACK_CHUNK, index as usize % PACK_CHUNK);
-        let code = UNPACKED.with_borrow_mut(|cache| {
-            let at = match cache
-                .iter()
-                .position(|(id, c, _)| *id == self.id && *c == chunk)
-            {
-                Some(at) => at,
-                None => {
-                    let bytes = zstd::bulk::decompress(&self.chunks[chunk], PACK_CHUNK)
+        let code = UNPACKED.with_borrow_mut(|unpacker| {
+            let Unpacker { chunks, context } = unpacker.get_or_insert_with(|| Unpacker {
+                chunks: vec![None; CACHED_CHUNKS],
+                context: zstd::bulk::Decompressor::new().expect("a zstd context"),
+            });
+            let slot = &mut chunks[Unpacker::slot(self.id, chunk)];
+            match slot {
+                Some((id, c, bytes)) if *id == self.id && *c == chunk => bytes[offset],
+                _ => {
+                    // The chunk in the slot gives its bytes to the new one.
+                    let mut bytes = slot
+                        .take()
+                        .map_or_else(|| Vec::with_capacity(PACK_CHUNK), |(_, _, bytes)| bytes);
+                    bytes.clear();
+                    context
+                        .decompress_to_buffer(&self.chunks[chunk], &mut bytes)
                         .expect("packed chunks decompress (written by this process)");
-                    cache.truncate(CACHED_CHUNKS - 1);
-                    cache.insert(0, (self.id, chunk, bytes.into_boxed_slice()));
-                    0
+                    let code = bytes[offset];
+                    *slot = Some((self.id, chunk, bytes));
+                    code
                 }
-            };
-            cache[at].2[offset]
+            }
         });
         decode(code).unwrap_or_else(|| {
             Cell(
@@ -1034,6 +1063,39 @@ mod tests {
         for index in (0..layout.size()).rev() {
             assert_eq!(cells.load(Color::Black, index), value(index), "{index}");
             assert_eq!(cells.load(Color::White, index), Cell::ILLEGAL);
+        }
+    }
+
+    /// More chunks than a thread keeps unpacked, read in an order that
+    /// brings each back after others took its slot, and a second pack
+    /// read in turn with the first: every read gives what was stored.
+    #[test]
+    fn packed_cells_read_back_through_a_full_cache() {
+        let chunks = CACHED_CHUNKS + 3;
+        let value = |pack: u64, index: u64| match (index + pack) % 5 {
+            0 => Cell::ILLEGAL,
+            1 => Cell(-((index % 97) as i16) - 1),
+            _ => Cell(((index / 3 + pack) % 120) as i16),
+        };
+        let packs: Vec<PackedCells> = (0..2)
+            .map(|pack| {
+                let len = chunks * PACK_CHUNK;
+                let cells = CellArray::new(WorkArray::anonymous(len).expect("memory"));
+                for index in 0..len as u64 {
+                    cells.store(index, value(pack, index));
+                }
+                PackedCells::pack(cells).expect("packs")
+            })
+            .collect();
+        for round in 0..2 {
+            for step in 0..PACK_CHUNK as u64 / 4_096 {
+                for chunk in (0..chunks as u64).rev() {
+                    let index = chunk * PACK_CHUNK as u64 + step * 4_096 + round;
+                    for (pack, cells) in packs.iter().enumerate() {
+                        assert_eq!(cells.load(index), value(pack as u64, index), "{index}");
+                    }
+                }
+            }
         }
     }
 
