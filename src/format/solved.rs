@@ -1073,17 +1073,19 @@ pub(super) fn plan_file<T: SolvedValues + ?Sized>(
 /// The plan of a file in `recorded` orders. A large table's grammars are
 /// built as the writer builds them; a small table's are built from the
 /// whole stream, as its judged finalists' are, so that the file is the
-/// one a search that chose these orders writes.
+/// one a search that chose these orders writes (a mirrored file's Black
+/// WDL, which it does not write, gets none).
 pub(super) fn recorded_plan<'a, T: SolvedValues + ?Sized>(
     table: &'a T,
     recorded: &RecordedOrders,
 ) -> FilePlan<'a, T> {
     let material = table.layout().material();
     let small = table.layout().size() <= SAMPLE_RANKS_UP_TO;
+    let written = |id: StreamId| !material.is_symmetric() || id.turn == Color::White;
     let planned = |order: &[u8], id: StreamId| {
         let layout = Layout::with_order(material, order).expect("a recorded order is checked");
         let file = InFileOrder::new(table, layout);
-        let grammar = small.then(|| file.whole_grammar(id).0);
+        let grammar = (small && written(id)).then(|| file.whole_grammar(id).0);
         PlannedStream {
             file,
             grammar,
