@@ -11,7 +11,7 @@ mod common;
 use std::sync::{Mutex, OnceLock};
 
 use dtz50::{
-    format::WriteStep,
+    format::{OrderSearch, WriteStep},
     generate::{Event, FileValues, stats},
     index::{Layout, TableIndex},
     material::Material,
@@ -70,7 +70,9 @@ fn syzygy_krbvkr() -> Option<SyzygyTablebase<Chess>> {
 /// smaller, in the order whose kings lead that the writer judges smallest
 /// on windows its grammar was not built from: KRBvKR's Black DTZ in
 /// `KkrBR`, 2.3 % fewer bytes for the file than the first sample's choice
-/// (`KkrRB`; see BENCHMARKS.md).
+/// (`KkrRB`; see BENCHMARKS.md). The build takes that order from
+/// `tables/ORDERS`, which `krbvkr_in_its_recorded_orders_is_the_searched_file`
+/// holds to what the search chooses.
 #[test]
 fn krbvkr_keeps_black_dtz_in_the_judged_order() {
     let (_, ours) = tables();
@@ -78,6 +80,21 @@ fn krbvkr_keeps_black_dtz_in_the_judged_order() {
     assert_eq!(file.dtz_side(), Color::Black);
     // Slots: 0 White's king, 1 Black's king, 2 R, 3 B, 4 r.
     assert_eq!(file.header().dtz_order, [0, 1, 4, 3, 2]);
+}
+
+/// KRBvKR's orders in `tables/ORDERS` are those its search chooses (a
+/// thorough search's too), and a build that takes them writes the file
+/// the search writes, byte for byte.
+#[test]
+fn krbvkr_in_its_recorded_orders_is_the_searched_file() {
+    let (recorded, _) = tables();
+    let dir = tempfile::tempdir().expect("temp dir");
+    common::generate_over_set_searching(dir.path(), krbvkr(), OrderSearch::Sampled, &|_| {});
+    let read = |dir: &std::path::Path| std::fs::read(dir.join("KRBvKR.dtz50")).expect("built");
+    assert!(
+        read(recorded.path()) == read(dir.path()),
+        "the files differ"
+    );
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::{
 };
 
 use dtz50::{
+    format::OrderSearch,
     generate::{Event, GenerateOptions, SolveOptions, Table, TableSet, generate, solve},
     material::Material,
     probe::Tablebase,
@@ -141,12 +142,24 @@ pub fn generate_files_telling(
     rule: Rule,
     on_event: &(dyn Fn(Event<'_>) + Sync),
 ) -> Tablebase {
+    generate_searching(dir, targets, rule, OrderSearch::default(), on_event)
+}
+
+/// [`generate_files_telling`], each table's orders chosen as `search`
+/// says.
+fn generate_searching(
+    dir: &std::path::Path,
+    targets: &[Material],
+    rule: Rule,
+    search: OrderSearch,
+    on_event: &(dyn Fn(Event<'_>) + Sync),
+) -> Tablebase {
     let options = GenerateOptions {
         rule,
         out: dir.to_path_buf(),
         work_dir: None,
         checkpoint_every: None,
-        order_search: Default::default(),
+        order_search: search,
     };
     generate(targets, &options, on_event).expect("generation succeeds");
     Tablebase::open(dir, rule).expect("directory opens")
@@ -182,12 +195,23 @@ pub fn generate_over_set_telling(
     material: Material,
     on_event: &(dyn Fn(Event<'_>) + Sync),
 ) -> Tablebase {
+    generate_over_set_searching(dir, material, OrderSearch::default(), on_event)
+}
+
+/// [`generate_over_set_telling`], `material`'s orders chosen as `search`
+/// says.
+pub fn generate_over_set_searching(
+    dir: &Path,
+    material: Material,
+    search: OrderSearch,
+    on_event: &(dyn Fn(Event<'_>) + Sync),
+) -> Tablebase {
     let set = set_3_4();
     for sub in subtables_of(material) {
         let name = format!("{sub}.dtz50");
         std::fs::copy(set.join(&name), dir.join(&name)).expect("sub-table copied");
     }
-    generate_files_telling(dir, &[material], Rule::Fifty, on_event)
+    generate_searching(dir, &[material], Rule::Fifty, search, on_event)
 }
 
 /// `material` (of up to five pieces) solved in memory under the 50-move
