@@ -404,6 +404,16 @@ fn ordered_pieces(material: Material) -> Vec<Piece> {
     pieces
 }
 
+/// The pieces of `material` that `order` (slots into [`ordered_pieces`],
+/// a leader flagged) names, most significant first.
+fn pieces_in_order(material: Material, order: &[u8]) -> Vec<Piece> {
+    let pieces = ordered_pieces(material);
+    order
+        .iter()
+        .map(|&slot| pieces[usize::from(slot & !LEAD_FLAG)])
+        .collect()
+}
+
 impl Layout {
     /// The layout for a (normalised) material in the solver's order: the
     /// kings, then the free pieces, White's then Black's, strongest first.
@@ -500,10 +510,9 @@ impl Layout {
     /// `material`: its pieces' letters, most significant first, a flagged
     /// leader followed by `|` (`r|kBKR`), as `dtz50 info` prints it.
     pub fn order_name(material: Material, order: &[u8]) -> String {
-        let pieces = ordered_pieces(material);
-        let mut name: String = order
+        let mut name: String = pieces_in_order(material, order)
             .iter()
-            .map(|&slot| pieces[usize::from(slot & !LEAD_FLAG)].char())
+            .map(|p| p.char())
             .collect();
         if order.first().is_some_and(|&lead| lead & LEAD_FLAG != 0) {
             name.insert(1, '|');
@@ -533,11 +542,7 @@ impl Layout {
     /// pawnless table's two kings next to each other: their pair; or a
     /// leading king).
     pub fn order_pieces(&self) -> Vec<Piece> {
-        let pieces = ordered_pieces(self.material);
-        self.order
-            .iter()
-            .map(|&slot| pieces[usize::from(slot & !LEAD_FLAG)])
-            .collect()
+        pieces_in_order(self.material, &self.order)
     }
 
     /// The map from this layout's indices to those of `to`, a layout of the

@@ -20,8 +20,8 @@ use super::{
 };
 use crate::index::TableIndex;
 
-/// Positions per side up to which a file's three streams are encoded at
-/// once.
+/// Positions per side up to which a file's three streams' grammars are
+/// built and the streams encoded at once.
 const PARALLEL_STREAMS_UP_TO: u64 = 1 << 22;
 
 /// What the writer is doing, for progress displays (a six-piece table
@@ -93,11 +93,14 @@ fn write_planned<T: SolvedValues + ?Sized, W: Write>(
     ))?;
     // DTZ is kept for one side to move (readers find the other side's by
     // a one-ply search), so three streams are written, or two where the
-    // material is symmetric (White to move only). Their grammars are
-    // built at once (each on one thread: a build is a sequence of passes
-    // over its sample). Then small tables' streams are encoded at once; a
-    // large table's one at a time as it is written, each in parallel
-    // inside, so that one stream's working memory is held at a time.
+    // material is symmetric (White to move only). A small table's
+    // grammars are built at once (each on one thread: a build is a
+    // sequence of passes over its sample), a large table's one after
+    // another, as choosing its orders builds them (at once, KRNvKR's
+    // build peaked over format v2's). Then small tables' streams are
+    // encoded at once; a large table's one at a time as it is written,
+    // each in parallel inside, so that one stream's working memory is
+    // held at a time.
     let mirrored = table.layout().material().is_symmetric();
     let kept: Vec<StreamId> = StreamId::ALL
         .into_iter()
@@ -267,7 +270,7 @@ mod tests {
         let layout = table.layout();
         let mut checked = [0u64; 2];
         for index in (0..layout.size()).step_by(7) {
-            let board = layout.board(&layout.decode(crate::index::TableIndex(index)));
+            let board = layout.board(&layout.decode(TableIndex(index)));
             for turn in Color::ALL {
                 let Some(dtz) = table.value(turn, index) else {
                     continue;
