@@ -150,6 +150,16 @@ mod tests {
     }
 
     #[test]
+    fn every_table_of_the_3_4_5_set_is_recorded() {
+        let missing: Vec<String> = Material::all_up_to(5)
+            .into_iter()
+            .filter(|&material| recorded_orders(material).is_none())
+            .map(|material| material.to_string())
+            .collect();
+        assert_eq!(missing, Vec::<String>::new());
+    }
+
+    #[test]
     fn a_line_reads_back_as_info_names_its_orders() {
         let list = parse_list("# a comment\nKRBvKR\tr|kBKR/r|kBRK/KkrBR\tb  # after\n")
             .expect("a valid line");
