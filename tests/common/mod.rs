@@ -131,13 +131,13 @@ pub fn solve_set(targets: &[Material], rule: Rule) -> TableSet {
 }
 
 /// Generate `targets` (and sub-tables) as files into `dir` and open them.
-pub fn generate_files(dir: &std::path::Path, targets: &[Material], rule: Rule) -> Tablebase {
+pub fn generate_files(dir: &Path, targets: &[Material], rule: Rule) -> Tablebase {
     generate_files_telling(dir, targets, rule, &|_| {})
 }
 
 /// [`generate_files`], telling `on_event` what the build does.
 pub fn generate_files_telling(
-    dir: &std::path::Path,
+    dir: &Path,
     targets: &[Material],
     rule: Rule,
     on_event: &(dyn Fn(Event<'_>) + Sync),
@@ -148,7 +148,7 @@ pub fn generate_files_telling(
 /// [`generate_files_telling`], each table's orders chosen as `search`
 /// says.
 fn generate_searching(
-    dir: &std::path::Path,
+    dir: &Path,
     targets: &[Material],
     rule: Rule,
     search: OrderSearch,
