@@ -8,14 +8,17 @@ use std::{
 };
 
 use dtz50::{
-    format::{FormatError, HEADER_LEN, Header, SideStats, TRAILER_LEN, TableFile},
-    generate::{DeepStep, FileValues, deep_check, stats},
-    index::TableIndex,
+    format::{
+        FormatError, HEADER_LEN, Header, OrderSearch, SideStats, SolvedValues, TRAILER_LEN,
+        TableFile, write_table,
+    },
+    generate::{DeepStep, FileValues, Table, deep_check, stats},
+    index::{Layout, TableIndex},
     material::Material,
-    probe::{ProbeError, Tablebase},
+    probe::{ProbeError, Tablebase, won_by_zeroing},
     value::{Dtz, Outcome, Rule, Wdl},
 };
-use shakmaty::{ByColor, Chess, Color, Position};
+use shakmaty::{ByColor, Chess, Color, EnPassantMode, Position};
 use tempfile::TempDir;
 
 /// KQvK, KRvK and KPvK (with sub-tables) generated once, for every rule.
@@ -198,6 +201,120 @@ fn a_symmetric_file_keeps_white_to_move_and_reads_both_sides() {
         // takes them as a reader does (it reported 1,413 of them before).
         assert_deep_check_passes(&tb, &material);
     }
+}
+
+/// A kept win that a zeroing move decides may keep any DTZ code, code 0
+/// (which reads as DTZ 0, no win's) included; where a double push of
+/// the position allows an en-passant capture (left to the deep check's
+/// general path), the check must still take it as a reader does. KPvKP
+/// is written with one such White win left to the writer right after a
+/// loss it is made to keep as a loss in 1 (code 0): the check reports as
+/// many positions as when the win is kept exact (the changed loss and
+/// what relies on it). It reported the win too before (KPPvKP's 2,439).
+#[test]
+fn a_zeroing_win_kept_as_code_0_is_read_as_a_reader_reads_it() {
+    /// KPvKP with White's loss at `loss_in_1` written as a loss in 1,
+    /// and White's win at `left_open` left to the writer.
+    struct Changed<'a> {
+        table: &'a Table,
+        loss_in_1: u64,
+        left_open: Option<u64>,
+    }
+    impl SolvedValues for Changed<'_> {
+        fn layout(&self) -> &Layout {
+            self.table.layout()
+        }
+        fn rule(&self) -> Rule {
+            self.table.rule()
+        }
+        fn value(&self, turn: Color, index: u64) -> Option<Dtz> {
+            match turn {
+                Color::White if index == self.loss_in_1 => Some(Dtz(-1)),
+                _ => self.table.value(turn, index),
+            }
+        }
+        fn zeroing_decides(&self, turn: Color, index: u64, _: Dtz) -> bool {
+            turn == Color::White && Some(index) == self.left_open
+        }
+    }
+    let material: Material = "KPvKP".parse().expect("material");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let solved = common::solve_over_set(material);
+    // The first such win in White's file order whose last decisive
+    // position before it is a loss (all other wins are kept exact).
+    let (loss, win, win_in_file) = {
+        let tb = common::generate_over_set(dir.path(), material);
+        let file = tb.table(&material).expect("built");
+        assert!(file.is_mirrored());
+        let layout = file.dtz_layout();
+        let to_solver = layout.reorder_to(solved.layout());
+        let mut last_loss = None;
+        let mut found = None;
+        for index in (0..layout.size()).filter(|&i| layout.names_placement(i)) {
+            let solver = to_solver.apply(index);
+            match solved.dtz(Color::White, TableIndex(solver)) {
+                None | Some(Dtz(0)) => {}
+                Some(Dtz(d)) if d < 0 => last_loss = Some(solver),
+                Some(Dtz(1))
+                    if last_loss.is_some()
+                        && allows_en_passant(&layout, index)
+                        && won_by_zeroing(&tb, &position(&layout, index), Wdl::Win)
+                            .expect("probes")
+                            .is_some() =>
+                {
+                    found = last_loss.map(|loss| (loss, solver, index));
+                    break;
+                }
+                Some(_) => last_loss = None,
+            }
+        }
+        found.expect("a win decided by a zeroing move, after a loss, allowing en passant")
+    };
+    let path = dir.path().join("KPvKP.dtz50");
+    let inconsistent = |left_open: Option<u64>| {
+        let changed = Changed {
+            table: &solved,
+            loss_in_1: loss,
+            left_open,
+        };
+        let out = std::fs::File::create(&path).expect("create");
+        write_table(
+            &changed,
+            &stats(&solved),
+            OrderSearch::Recorded,
+            out,
+            &|_| {},
+        )
+        .expect("write");
+        let tb = Tablebase::open(dir.path(), Rule::Fifty).expect("open");
+        let file = tb.table(&material).expect("written");
+        let kept = file
+            .dtz_given(Color::White, TableIndex(win_in_file), Wdl::Win)
+            .expect("reads");
+        let want = if left_open.is_some() { 0 } else { 1 };
+        assert_eq!(kept, Some(Dtz(want)), "the win's kept DTZ");
+        let report = deep_check(&tb, &material, None, &|_| {}).expect("deep check runs");
+        assert!(report.inconsistent > 0, "the changed loss is found");
+        report.inconsistent
+    };
+    assert_eq!(inconsistent(Some(win)), inconsistent(None));
+}
+
+/// White to move at `index` of `layout`.
+fn position(layout: &Layout, index: u64) -> Chess {
+    let placement = layout.decode(TableIndex(index));
+    layout.position(&placement, Color::White).expect("legal")
+}
+
+/// Whether a double push of White's at `index` of `layout` allows an
+/// en-passant capture.
+fn allows_en_passant(layout: &Layout, index: u64) -> bool {
+    let pos = position(layout, index);
+    pos.legal_moves().iter().any(|m| {
+        let mut after = pos.clone();
+        after.play_unchecked(m.clone());
+        after.ep_square(EnPassantMode::Legal).is_some()
+    })
 }
 
 /// The legal positions of a file, both sides to move (its header's counts).

@@ -488,17 +488,27 @@ impl Check<'_> {
     /// DTZ there, and [`read_stored`] resolves this from the seed for all
     /// other positions. Without it such a position reads as its kept
     /// don't-care value, and so do the positions whose moves reach it.
+    ///
+    /// The don't-care code may read as no DTZ of a win at all (code 0:
+    /// DTZ 0), so [`read_stored`] left such a cell without a value; its
+    /// WDL is read from the file again.
     fn resolve_general_zeroing(&self) -> Result<(), ProbeError> {
+        let table = self.values.file();
         for turn in Color::ALL {
+            let kept = table.is_mirrored() || turn == table.dtz_side();
             self.general
                 .get(turn)
                 .par_iter()
                 .try_for_each(|&index| -> Result<(), ProbeError> {
-                    let Some(dtz) = self.arrays.stored(turn, index).value() else {
-                        return Ok(());
+                    let stored = self.arrays.stored(turn, index).value();
+                    let wdl = match stored {
+                        Some(dtz) => Wdl::from_dtz(dtz, self.rule),
+                        None if kept => self.in_file(index, turn)?.0,
+                        // Not kept: derive_unkept values it.
+                        None => return Ok(()),
                     };
-                    let wdl = Wdl::from_dtz(dtz, self.rule);
-                    let Some(fastest) = Dtz::fastest(wdl, self.rule).filter(|&f| f != dtz) else {
+                    let Some(fastest) = Dtz::fastest(wdl, self.rule).filter(|&f| Some(f) != stored)
+                    else {
                         return Ok(());
                     };
                     let placement = self.layout.decode(TableIndex(index));
@@ -637,6 +647,22 @@ impl Check<'_> {
         }
     }
 
+    /// What the file holds for the position at `index` of the check's
+    /// layout with `turn` to move: its WDL, raised by its captures as a
+    /// probe reads it, and its DTZ as the file keeps it (`None`: not kept),
+    /// as read, whether or not the two agree.
+    fn in_file(&self, index: u64, turn: Color) -> Result<(Wdl, Option<Dtz>), ProbeError> {
+        let table = self.values.file();
+        let corrupt = |source| ProbeError::bad_file(self.values.path(), source);
+        // The file numbers this side in its own order.
+        let in_file = TableIndex(self.layout.reorder_to(table.layout(turn)).apply(index));
+        let file_placement = table.layout(turn).decode(in_file);
+        let wdl = table.kept_wdl(turn, in_file).map_err(corrupt)?;
+        let wdl = self.values.raised(wdl, &file_placement, turn)?;
+        let dtz = table.dtz_given(turn, in_file, wdl).map_err(corrupt)?;
+        Ok((wdl, dtz))
+    }
+
     /// Keep a description of an inconsistent position.
     fn report(
         &self,
@@ -649,17 +675,8 @@ impl Check<'_> {
         if kept.len() >= MAX_REPORTED {
             return Ok(());
         }
-        let table = self.values.file();
-        let corrupt = |source| ProbeError::bad_file(self.values.path(), source);
-        // The file numbers this side in its own order.
-        let in_file = TableIndex(self.layout.reorder_to(table.layout(turn)).apply(index));
-        let file_placement = table.layout(turn).decode(in_file);
-        let wdl = table.kept_wdl(turn, in_file).map_err(corrupt)?;
-        let wdl = self.values.raised(wdl, &file_placement, turn)?;
-        let dtz = table
-            .dtz_given(turn, in_file, wdl)
-            .map_err(corrupt)?
-            .map_or_else(|| "not kept".to_owned(), |d| d.to_string());
+        let (wdl, dtz) = self.in_file(index, turn)?;
+        let dtz = dtz.map_or_else(|| "not kept".to_owned(), |d| d.to_string());
         let fen = self.layout.position(placement, turn).map_or_else(
             || format!("index {index} ({turn} to move)"),
             |pos| {
