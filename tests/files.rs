@@ -257,8 +257,8 @@ fn a_zeroing_win_kept_as_code_0_is_read_as_a_reader_reads_it() {
                 Some(Dtz(d)) if d < 0 => last_loss = Some(solver),
                 Some(Dtz(1))
                     if last_loss.is_some()
-                        && allows_en_passant(&layout, index)
-                        && won_by_zeroing(&tb, &position(&layout, index), Wdl::Win)
+                        && allows_en_passant(layout, index)
+                        && won_by_zeroing(&tb, &position(layout, index), Wdl::Win)
                             .expect("probes")
                             .is_some() =>
                 {
@@ -312,7 +312,7 @@ fn allows_en_passant(layout: &Layout, index: u64) -> bool {
     let pos = position(layout, index);
     pos.legal_moves().iter().any(|m| {
         let mut after = pos.clone();
-        after.play_unchecked(m.clone());
+        after.play_unchecked(*m);
         after.ep_square(EnPassantMode::Legal).is_some()
     })
 }
