@@ -1241,25 +1241,33 @@ impl Layout {
     pub fn quiet_moves(
         &self,
         placement: &Placement,
+        index: TableIndex,
+        mover: Color,
+        visit: impl FnMut(u64) -> bool,
+    ) {
+        self.quiet_moves_but(placement, index, mover, None, visit);
+    }
+
+    /// [`Layout::quiet_moves`] without those of the piece in `skip`.
+    pub fn quiet_moves_but(
+        &self,
+        placement: &Placement,
         TableIndex(index): TableIndex,
         mover: Color,
+        skip: Option<usize>,
         mut visit: impl FnMut(u64) -> bool,
     ) {
-        let occupied: Bitboard = placement.squares[..self.pieces.len()]
-            .iter()
-            .map(|&s| Square::new(u32::from(s)))
-            .collect();
+        let occupied = self.occupied(placement);
         // Kings last: their moves cost the most to index, and a forward
         // check stops at the first move that fails it.
         let n = self.pieces.len();
         for slot in (2..n).chain(0..2) {
             let piece = self.pieces[slot];
-            if piece.color != mover || piece.role == Role::Pawn {
+            if piece.color != mover || piece.role == Role::Pawn || skip == Some(slot) {
                 continue;
             }
             let from = placement.squares[slot];
-            let targets =
-                attacks::attacks(Square::new(u32::from(from)), piece, occupied) & !occupied;
+            let targets = self.quiet_targets(placement, slot, occupied);
             match self.stride(slot) {
                 Some(stride) => {
                     for to in targets {
@@ -1285,6 +1293,35 @@ impl Layout {
                 }
             }
         }
+    }
+
+    /// The squares `placement` occupies.
+    pub fn occupied(&self, placement: &Placement) -> Bitboard {
+        placement.squares[..self.pieces.len()]
+            .iter()
+            .map(|&s| Square::new(u32::from(s)))
+            .collect()
+    }
+
+    /// The empty squares the piece in `slot` attacks (`occupied`: the
+    /// placement's squares): where it moves without capturing.
+    pub fn quiet_targets(
+        &self,
+        placement: &Placement,
+        slot: usize,
+        occupied: Bitboard,
+    ) -> Bitboard {
+        let from = Square::new(u32::from(placement.squares[slot]));
+        attacks::attacks(from, self.pieces[slot], occupied) & !occupied
+    }
+
+    /// The piece of `mover` whose square is the index's lowest digit
+    /// (stride 1), if it is not a pawn: its quiet moves reach indices
+    /// that differ in the lowest 6 bits alone, whose square is the bit's
+    /// number in a 64-bit word of one bit per index.
+    pub fn lowest_digit_piece(&self, mover: Color) -> Option<usize> {
+        (0..self.pieces.len())
+            .find(|&slot| self.pieces[slot].color == mover && self.strides[slot] == Some(1))
     }
 
     /// In a table of symmetric material ([`Material::is_symmetric`]): the

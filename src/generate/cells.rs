@@ -701,6 +701,13 @@ impl TableCells {
         self.slots.per_slice()
     }
 
+    /// Whether the 64 indices that differ in the lowest 6-bit digit alone
+    /// lie at 64 consecutive places of their level, from a multiple of 64
+    /// ([`Slots::keeps_lowest_digit`]; levels' slices start at one).
+    pub fn keeps_lowest_digit(&self) -> bool {
+        self.slots.keeps_lowest_digit()
+    }
+
     /// The table's index of the position at `local` within `level` (with
     /// its identical pieces sorted): the inverse of [`TableCells::locate`].
     #[inline]

@@ -180,6 +180,14 @@ impl Slots {
         self.per_slice
     }
 
+    /// Whether a slot keeps its index's lowest 6-bit digit as its own
+    /// lowest 6 bits (no identical piece is that digit), so that the 64
+    /// indices that differ in that digit alone have 64 consecutive slots
+    /// from a multiple of 64.
+    pub fn keeps_lowest_digit(&self) -> bool {
+        self.numbering == Numbering::Indices || self.low_bits >= 6
+    }
+
     /// The slice's place and the slot within it of `joined`, a slot among
     /// slices whose slots lie one after another: `(place, slot)`, the
     /// inverse of [`Slots::join`].
@@ -405,6 +413,36 @@ mod tests {
                     slots.offset_by_fields(slot),
                     "{name} {slot}"
                 );
+            }
+        }
+    }
+
+    /// Where a table's lowest digit is not an identical piece, the 64
+    /// indices that differ in it alone have 64 consecutive slots from a
+    /// multiple of 64 (the solver tests their bits as one word); where it
+    /// is, slots do not keep it.
+    #[test]
+    fn the_lowest_digit_is_kept_unless_it_is_an_identical_piece() {
+        for (name, kept) in [
+            ("KRRvKR", true),
+            ("KRRvK", false),
+            ("KQRvKR", true),
+            ("KRPvKR", true),
+            ("KQNNvK", false),
+            ("KNNvKR", true),
+            ("KBBBvKN", true),
+        ] {
+            let layout = layout(name);
+            let slots = Slots::new(&layout);
+            assert_eq!(slots.keeps_lowest_digit(), kept, "{name}");
+            if !kept {
+                continue;
+            }
+            assert!(slots.per_slice().is_multiple_of(64), "{name}");
+            for offset in (0..layout.slice_size()).step_by(61) {
+                let first = slots.slot(offset & !63);
+                assert!(first.is_multiple_of(64), "{name} {offset}");
+                assert_eq!(slots.slot(offset), first + (offset & 63), "{name} {offset}");
             }
         }
     }

@@ -33,7 +33,10 @@
 //!      bit set (bitvec) as candidates; a candidate all of whose quiet moves
 //!      reach known wins for the opponent, and whose zeroing moves lose, is
 //!      lost in `k = max(d + 1)`. The check reads one bit per successor
-//!      (won in at most `k - 1`, or illegal), not its byte.
+//!      (won in at most `k - 1`, or illegal), not its byte, and the bits of
+//!      all the moves of the piece whose square is the index's lowest
+//!      digit in one read: its 64 squares are 64 cells in a row, one word
+//!      of bits (see [`Layout::lowest_digit_piece`]).
 //!
 //!    Each of the two passes runs in one of two directions, whichever
 //!    costs less by a simple estimate (see [`Direction`]): *push* from the
@@ -391,6 +394,11 @@ pub fn solve(
             open: cells.level_arrays(number),
             candidates: level_bits(size),
             settled,
+            lowest: ByColor::new_with(|turn| {
+                layout
+                    .lowest_digit_piece(turn)
+                    .filter(|_| cells.keeps_lowest_digit())
+            }),
             zeroing_reaches: &zeroing_reaches,
             subtables,
         };
@@ -486,6 +494,13 @@ struct Solver<'a> {
     /// its loss pass). Forward checks read these bits instead of the
     /// successors' bytes: an eighth of the memory, mostly in cache.
     settled: LevelBits,
+    /// By side to move: the piece whose square is the index's lowest digit
+    /// ([`Layout::lowest_digit_piece`]) where the level's cells keep that
+    /// digit ([`TableCells::keeps_lowest_digit`]). Its quiet moves reach 64
+    /// consecutive cells, whose bits share one word: a forward check
+    /// tests them all with one read of `settled`, and a loss pass marks
+    /// their predecessors with one write.
+    lowest: ByColor<Option<usize>>,
     /// By index in the table: whether the position's best zeroing move
     /// reaches the WDL of its final value (see [`Table::zeroing_reaches`]).
     zeroing_reaches: &'a ByColor<TableBits>,
@@ -1185,12 +1200,21 @@ impl Solver<'_> {
         // predecessors of the opponent's positions won in k - 1, and at the
         // special ply the positions whose zeroing moves reach a blessed
         // loss.
+        let lowest = *self.lowest.get(loser);
         self.gather(level, won, loser.other(), |index, _| {
             let placement = self.layout.decode(TableIndex(index));
             // Marked without reading the cell: the bit set is denser than
             // the cells, and the forward check skips decided positions.
+            if let Some(slot) = lowest {
+                let (word, targets) = self.lowest_word(&placement, index, slot);
+                let words = self.candidates.as_raw_slice();
+                // A plain load first, as in `mark`.
+                if words[word].load(Ordering::Relaxed) & targets != targets {
+                    words[word].fetch_or(targets, Ordering::Relaxed);
+                }
+            }
             self.layout
-                .quiet_moves(&placement, TableIndex(index), loser, |pred| {
+                .quiet_moves_but(&placement, TableIndex(index), loser, lowest, |pred| {
                     self.mark(pred);
                     true
                 });
@@ -1245,9 +1269,16 @@ impl Solver<'_> {
         }
         let placement = self.layout.decode(TableIndex(index));
         let settled = self.settled.get(loser.other());
+        let lowest = *self.lowest.get(loser);
+        if let Some(slot) = lowest {
+            let (word, targets) = self.lowest_word(&placement, index, slot);
+            if settled.as_raw_slice()[word].load(Ordering::Relaxed) & targets != targets {
+                return false;
+            }
+        }
         let mut lost = true;
         self.layout
-            .quiet_moves(&placement, TableIndex(index), loser, |next| {
+            .quiet_moves_but(&placement, TableIndex(index), loser, lowest, |next| {
                 let (_, local) = self.cells.locate(next);
                 lost = settled[local as usize];
                 lost
@@ -1256,6 +1287,21 @@ impl Solver<'_> {
             self.decide(loser, index, Cell(-k));
         }
         lost
+    }
+
+    /// For the piece in `slot`, the index's lowest digit
+    /// ([`Solver::lowest`]), of the position at `index`: the word of the
+    /// level's bits (`settled`, `candidates`) that holds every square of
+    /// that digit, and the bits of the squares the piece moves to quietly
+    /// (the positions its moves reach, and, moves being reversible, those
+    /// its unmoves come from).
+    fn lowest_word(&self, placement: &Placement, index: u64, slot: usize) -> (usize, u64) {
+        let (_, local) = self.cells.locate(index);
+        let first = local - u64::from(placement.squares[slot]);
+        debug_assert!(first.is_multiple_of(64), "the digit's cells share a word");
+        let occupied = self.layout.occupied(placement);
+        let targets = self.layout.quiet_targets(placement, slot, occupied);
+        ((first / 64) as usize, u64::from(targets))
     }
 
     /// How many of the level's `turn` cells pass `test`.
