@@ -36,7 +36,9 @@
 //!      (won in at most `k - 1`, or illegal), not its byte, and the bits of
 //!      all the moves of the piece whose square is the index's lowest
 //!      digit in one read: its 64 squares are 64 cells in a row, one word
-//!      of bits (see [`Layout::lowest_digit_piece`]).
+//!      of bits (see [`Layout::lowest_digit_piece`]). A win claim reads
+//!      the same bits before the byte: most predecessors of a lost
+//!      position are won already where one side wins almost everywhere.
 //!
 //!    Each of the two passes runs in one of two directions, whichever
 //!    costs less by a simple estimate (see [`Direction`]): *push* from the
@@ -1157,12 +1159,17 @@ impl Solver<'_> {
                 }
             });
         }
-        // Predecessors of the opponent's positions lost in k - 1.
+        // Predecessors of the opponent's positions lost in k - 1. Most of
+        // them are won already in a table one side wins almost everywhere:
+        // their bit in `settled` says so from a word that is likely in
+        // cache, where their cell would be a read from memory.
+        let settled = self.settled.get(winner);
         self.gather(level, lost, winner.other(), |index, out| {
             let placement = self.layout.decode(TableIndex(index));
             self.layout
                 .quiet_moves(&placement, TableIndex(index), winner, |pred| {
-                    if self.claim(winner, pred, Cell(k)) {
+                    let (_, local) = self.cells.locate(pred);
+                    if !settled[local as usize] && self.claim(winner, pred, Cell(k)) {
                         out.push(self.local(pred));
                     }
                     true
