@@ -70,10 +70,13 @@ impl SideStats {
         self.counts[count_slot(wdl)]
     }
 
-    /// Count one position of value `dtz` at `index`.
-    pub(crate) fn add(&mut self, dtz: Dtz, index: u64, rule: Rule) {
+    /// Count `count` positions of value `dtz`, the first of them (the
+    /// lowest index) at `first`. The positions may be counted in any
+    /// order: [`SideStats::longest_at`] is the lowest index of those with
+    /// the longest decisive DTZ.
+    pub(crate) fn add(&mut self, dtz: Dtz, count: u64, first: u64, rule: Rule) {
         let wdl = Wdl::from_dtz(dtz, rule);
-        self.counts[count_slot(wdl)] += 1;
+        self.counts[count_slot(wdl)] += count;
         let plies = dtz.plies();
         let before = self.longest();
         let slot = match wdl {
@@ -84,8 +87,9 @@ impl SideStats {
             Wdl::Draw => return,
         };
         *slot = (*slot).max(plies);
-        if plies > before || self.longest_at.is_none() {
-            self.longest_at = Some(TableIndex(index));
+        let earlier = self.longest_at.is_none_or(|at| first < at.0);
+        if plies > before || plies == before && earlier {
+            self.longest_at = Some(TableIndex(first));
         }
     }
 

@@ -134,31 +134,20 @@ impl CellArray {
     /// (the overflow map's values included): a scan of the codes, not a
     /// decode of every position.
     pub fn distinct(&self) -> Vec<Cell> {
-        let none = || [false; 256];
         let seen = self
             .bytes
             .bytes()
             .par_chunks(1 << 20)
             .map(|chunk| {
-                let mut seen = none();
+                let mut seen = [false; 256];
                 for byte in chunk {
                     seen[usize::from(byte.load(Ordering::Relaxed))] = true;
                 }
                 seen
             })
-            .reduce(none, |mut a, b| {
-                a.iter_mut().zip(b).for_each(|(x, y)| *x |= y);
-                a
-            });
+            .reduce(|| [false; 256], either_seen);
         let overflow = self.overflow.read().expect("overflow map lock");
-        let mut cells: Vec<Cell> = (0..=u8::MAX)
-            .filter(|&code| seen[usize::from(code)])
-            .filter_map(decode)
-            .chain(overflow.iter().map(|(_, value)| Cell(value)))
-            .collect();
-        cells.sort_unstable_by_key(|cell| cell.0);
-        cells.dedup();
-        cells
+        cells_seen(&seen, &overflow)
     }
 
     /// Start loading the cell at `index` into the cache ([`prefetch`]).
@@ -345,14 +334,35 @@ impl PackedCells {
 
     fn load(&self, index: u64) -> Cell {
         let (chunk, offset) = (index as usize / PACK_CHUNK, index as usize % PACK_CHUNK);
-        let code = UNPACKED.with_borrow_mut(|unpacker| {
+        let code = self.with_chunk(chunk, |bytes| bytes[offset]);
+        self.decoded(index, code)
+    }
+
+    /// Append the `len` cells from `start` to `out`, all in one chunk.
+    fn load_run(&self, start: u64, len: usize, out: &mut Vec<Cell>) {
+        let (chunk, offset) = (start as usize / PACK_CHUNK, start as usize % PACK_CHUNK);
+        debug_assert!(offset + len <= PACK_CHUNK, "a run within one chunk");
+        self.with_chunk(chunk, |bytes| {
+            let codes = &bytes[offset..offset + len];
+            out.extend(
+                (start..)
+                    .zip(codes)
+                    .map(|(index, &code)| self.decoded(index, code)),
+            );
+        });
+    }
+
+    /// `read` of the bytes of chunk `chunk`, from this thread's cache of
+    /// unpacked chunks, unpacked into it first if not there.
+    fn with_chunk<R>(&self, chunk: usize, read: impl FnOnce(&[u8]) -> R) -> R {
+        UNPACKED.with_borrow_mut(|unpacker| {
             let Unpacker { chunks, context } = unpacker.get_or_insert_with(|| Unpacker {
                 chunks: vec![None; CACHED_CHUNKS],
                 context: zstd::bulk::Decompressor::new().expect("a zstd context"),
             });
             let slot = &mut chunks[Unpacker::slot(self.id, chunk)];
             match slot {
-                Some((id, c, bytes)) if *id == self.id && *c == chunk => bytes[offset],
+                Some((id, c, bytes)) if *id == self.id && *c == chunk => read(bytes),
                 _ => {
                     // The chunk in the slot gives its bytes to the new one.
                     let mut bytes = slot
@@ -362,12 +372,15 @@ impl PackedCells {
                     context
                         .decompress_to_buffer(&self.chunks[chunk], &mut bytes)
                         .expect("packed chunks decompress (written by this process)");
-                    let code = bytes[offset];
-                    *slot = Some((self.id, chunk, bytes));
-                    code
+                    read(&slot.insert((self.id, chunk, bytes)).2)
                 }
             }
-        });
+        })
+    }
+
+    /// The cell of `code` at `index`.
+    #[inline]
+    fn decoded(&self, index: u64, code: u8) -> Cell {
         decode(code).unwrap_or_else(|| {
             Cell(
                 self.overflow
@@ -375,6 +388,25 @@ impl PackedCells {
                     .expect("overflow values are published before packing"),
             )
         })
+    }
+
+    /// Every cell the level holds, each once ([`CellArray::distinct`]):
+    /// each chunk unpacked once and its codes scanned.
+    fn distinct(&self) -> Vec<Cell> {
+        let seen = self
+            .chunks
+            .par_iter()
+            .map(|chunk| {
+                let bytes = zstd::bulk::decompress(chunk, PACK_CHUNK)
+                    .expect("packed chunks decompress (written by this process)");
+                let mut seen = [false; 256];
+                for byte in bytes {
+                    seen[usize::from(byte)] = true;
+                }
+                seen
+            })
+            .reduce(|| [false; 256], either_seen);
+        cells_seen(&seen, &self.overflow)
     }
 }
 
@@ -767,25 +799,60 @@ impl TableCells {
     #[inline]
     pub fn load(&self, turn: Color, index: u64) -> Cell {
         let (level, local) = self.locate(index);
-        match self.levels[level]
-            .as_ref()
-            .expect("level was solved")
-            .get(turn)
-        {
+        match self.solved(level, turn) {
             LevelCells::Open(cells) => cells.load(local),
             LevelCells::Packed(cells) => cells.load(local),
         }
     }
 
+    /// Append the cells of the indices in `range` with `turn` to move to
+    /// `out`, in order: [`TableCells::load`] of each, but where the slots
+    /// keep the lowest digit ([`TableCells::keeps_lowest_digit`]) each
+    /// aligned run of 64 indices is located once and read as 64 cells in
+    /// a row (a packed level's chunk looked up once).
+    ///
+    /// # Panics
+    /// If a level of `range` was never solved.
+    pub fn load_range(&self, turn: Color, range: Range<u64>, out: &mut Vec<Cell>) {
+        let runs = self.keeps_lowest_digit();
+        let mut index = range.start;
+        while index < range.end {
+            if runs && index.is_multiple_of(64) && range.end - index >= 64 {
+                let (level, local) = self.locate(index);
+                match self.solved(level, turn) {
+                    LevelCells::Open(cells) => {
+                        out.extend((local..local + 64).map(|l| cells.load(l)))
+                    }
+                    LevelCells::Packed(cells) => cells.load_run(local, 64, out),
+                }
+                index += 64;
+            } else {
+                out.push(self.load(turn, index));
+                index += 1;
+            }
+        }
+    }
+
+    /// The cells of `level` with `turn` to move.
+    ///
+    /// # Panics
+    /// If the level was never opened.
+    #[inline]
+    fn solved(&self, level: usize, turn: Color) -> &LevelCells {
+        self.levels[level]
+            .as_ref()
+            .expect("level was solved")
+            .get(turn)
+    }
+
     /// Every cell some position of `turn` holds ([`CellArray::distinct`]),
-    /// if every level is open; `None` if one is packed or was never
-    /// solved.
+    /// if every level was solved; `None` if one was not.
     pub fn distinct(&self, turn: Color) -> Option<Vec<Cell>> {
         let mut cells = Vec::new();
         for level in &self.levels {
             match level.as_ref()?.get(turn) {
                 LevelCells::Open(open) => cells.extend(open.distinct()),
-                LevelCells::Packed(_) => return None,
+                LevelCells::Packed(packed) => cells.extend(packed.distinct()),
             }
         }
         cells.sort_unstable_by_key(|cell| cell.0);
@@ -922,6 +989,25 @@ fn decode(code: u8) -> Option<Cell> {
     DECODED[code as usize]
 }
 
+/// The codes seen in either of two parts of a scan.
+fn either_seen(mut a: [bool; 256], b: [bool; 256]) -> [bool; 256] {
+    a.iter_mut().zip(b).for_each(|(x, y)| *x |= y);
+    a
+}
+
+/// The cells of the codes `seen` and of the long values in `overflow`,
+/// each once, ascending.
+fn cells_seen(seen: &[bool; 256], overflow: &Overflow) -> Vec<Cell> {
+    let mut cells: Vec<Cell> = (0..=u8::MAX)
+        .filter(|&code| seen[usize::from(code)])
+        .filter_map(decode)
+        .chain(overflow.iter().map(|(_, value)| Cell(value)))
+        .collect();
+    cells.sort_unstable_by_key(|cell| cell.0);
+    cells.dedup();
+    cells
+}
+
 /// [`decode`] for every byte, computed once at compile time.
 static DECODED: [Option<Cell>; 256] = {
     let mut table = [None; 256];
@@ -1022,8 +1108,8 @@ mod tests {
     }
 
     /// A side's distinct cells, long values included, are those its
-    /// positions hold; a table with a level packed or not yet solved has
-    /// no such list.
+    /// positions hold, packed or not; a table with a level not yet solved
+    /// has no such list.
     #[test]
     fn distinct_cells_are_the_cells_positions_hold() {
         let layout = Layout::new("KPvK".parse().expect("material"));
@@ -1056,11 +1142,54 @@ mod tests {
                 "{} cells, long ones among them",
                 held.len()
             );
-            let expected = (!pack).then_some(held);
-            assert_eq!(cells.distinct(Color::Black), expected, "packed: {pack}");
-            let illegal = (!pack).then(|| vec![Cell::ILLEGAL]);
-            assert_eq!(cells.distinct(Color::White), illegal);
+            assert_eq!(cells.distinct(Color::Black), Some(held), "packed: {pack}");
+            assert_eq!(cells.distinct(Color::White), Some(vec![Cell::ILLEGAL]));
         }
+    }
+
+    /// A range's cells read together are those read one by one: in runs
+    /// of 64 where the slots keep the lowest digit, from open and packed
+    /// levels, long values included, and one by one at the range's ends
+    /// and where a pair of identical pieces is the lowest digit.
+    #[test]
+    fn a_range_reads_the_cells_of_its_indices() {
+        for name in ["KPvK", "KQvKR", "KRRvK"] {
+            let layout = Layout::new(name.parse().expect("material"));
+            let slices: Vec<usize> = (0..layout.slice_count()).collect();
+            let levels = if slices.len() > 1 {
+                let (first, second) = slices.split_at(slices.len() / 2);
+                vec![first.to_vec(), second.to_vec()]
+            } else {
+                vec![slices]
+            };
+            let value = |index: u64| match index % 13 {
+                0 => Cell::ILLEGAL,
+                1 => Cell(-((index % 300) as i16) - 1),
+                _ => Cell((index % 250) as i16),
+            };
+            for pack in [false, true] {
+                let mut cells = TableCells::new(&layout, &levels, pack);
+                for level in 0..levels.len() {
+                    open_black(&mut cells, &layout, level, value);
+                    cells.publish();
+                    cells.close(level).expect("packs");
+                }
+                let n = layout.size();
+                for range in [0..n, 3..n - 5, 64..128, 100..101] {
+                    let mut read = Vec::new();
+                    cells.load_range(Color::Black, range.clone(), &mut read);
+                    let one_by_one: Vec<Cell> =
+                        range.map(|index| cells.load(Color::Black, index)).collect();
+                    assert_eq!(read, one_by_one, "{name}, packed: {pack}");
+                }
+            }
+        }
+        let keeps = |name: &str| {
+            let layout = Layout::new(name.parse().expect("material"));
+            let levels = [(0..layout.slice_count()).collect::<Vec<_>>()];
+            TableCells::new(&layout, &levels, false).keeps_lowest_digit()
+        };
+        assert!(keeps("KPvK") && keeps("KQvKR") && !keeps("KRRvK"));
     }
 
     #[test]

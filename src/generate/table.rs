@@ -4,7 +4,7 @@
 //! builder writes it ([`Seeded`]: with the wins its zeroing moves decide,
 //! which the file need not keep).
 
-use std::collections::HashMap;
+use std::{collections::HashMap, ops::Range};
 
 use rayon::prelude::*;
 use std::convert::Infallible;
@@ -90,6 +90,13 @@ impl Table {
     /// The cell at `index` with `turn` to move.
     pub(crate) fn cell(&self, turn: Color, index: TableIndex) -> Cell {
         self.cells.load(turn, index.0)
+    }
+
+    /// Append the cells of the indices in `range` with `turn` to move to
+    /// `out`, in order ([`TableCells::load_range`]): what [`Table::cell`]
+    /// gives each, read a run at a time.
+    pub(crate) fn cells_in(&self, turn: Color, range: Range<u64>, out: &mut Vec<Cell>) {
+        self.cells.load_range(turn, range, out);
     }
 
     /// Overwrite one cell (tests corrupt tables this way).
