@@ -301,6 +301,34 @@ impl<'a> Seeder<'a> {
         Ok(best.map(|dtz| Wdl::from_dtz(dtz, self.rule)))
     }
 
+    /// Whether a capture gives `turn` the WDL `wdl` in the placement
+    /// `squares`, where `wdl` is the position's own value (so that no
+    /// capture gives more): what comparing [`Seeder::best_capture`] with
+    /// `wdl` answers, but the search stops at the first capture that gives
+    /// it (KRPvKR's writer took 15 s to find the best of every one). Only
+    /// for a seeder made with [`Search::Captures`]; a value that fails to
+    /// read counts as no.
+    pub(crate) fn capture_reaches(
+        &self,
+        squares: &[u8; MAX_PIECES],
+        turn: Color,
+        wdl: Wdl,
+    ) -> bool {
+        let Some(position) = self.position(squares) else {
+            return false;
+        };
+        let Some(mut moves) = position.moves(turn, Search::Captures) else {
+            return false;
+        };
+        moves.reach = Some(wdl);
+        match moves.run() {
+            Ok(Decided::WinInOne) => wdl == Wdl::Win,
+            Ok(Decided::Reached) => true,
+            Ok(_) => moves.zeroing.map(|z| Wdl::from_dtz(z, self.rule)) == Some(wdl),
+            Err(_) => false,
+        }
+    }
+
     /// A kept WDL of `placement` with `turn` to move, raised to what its
     /// best capture gives; only for a seeder made with [`Search::Captures`].
     ///
@@ -522,7 +550,8 @@ impl Position<'_, '_> {
             return Ok(Some(Cell::ILLEGAL));
         };
         match moves.run()? {
-            Decided::No => {}
+            // A search of every move has no WDL to reach.
+            Decided::No | Decided::Reached => {}
             Decided::WinInOne => return Ok(Some(Cell::dtz(Dtz(1)))),
             Decided::EnPassant => return Ok(None),
         }
@@ -574,6 +603,7 @@ impl Position<'_, '_> {
             king_danger: OnceCell::new(),
             pinned: self.pinned(turn, king),
             zeroing: None,
+            reach: None,
             quiet: false,
         })
     }
@@ -628,6 +658,8 @@ enum Decided {
     WinInOne,
     /// A double push gives the opponent an en-passant chance.
     EnPassant,
+    /// A capture gives the WDL searched for ([`Moves::reach`]).
+    Reached,
 }
 
 /// Which moves a search looks at.
@@ -653,6 +685,9 @@ struct Moves<'p, 's, 'a> {
     pinned: Bitboard,
     /// The best zeroing move's score so far.
     zeroing: Option<Dtz>,
+    /// A WDL to stop at: the first zeroing move that gives it ends the
+    /// search ([`Seeder::capture_reaches`]).
+    reach: Option<Wdl>,
     /// Whether a legal quiet move exists.
     quiet: bool,
 }
@@ -797,6 +832,12 @@ impl Moves<'_, '_, '_> {
             .score(p.squares, slot, to as u8, victim, promoted)?;
         if score == Dtz(1) {
             return Ok(Some(Decided::WinInOne));
+        }
+        if self
+            .reach
+            .is_some_and(|wdl| Wdl::from_dtz(score, p.seeder.rule) == wdl)
+        {
+            return Ok(Some(Decided::Reached));
         }
         self.zeroing = Some(self.zeroing.map_or(score, |z| z.prefer(score)));
         Ok(None)

@@ -289,10 +289,11 @@ impl StoredValues for WithSubtables<'_> {
 /// recorded ([`Table::zeroing_reaches`]): a win is decided when it is as
 /// fast as its kind can be and its best zeroing move reaches its WDL (so
 /// scores it); without pawns every zeroing move is a capture, and with
-/// pawns the best capture of each position whose best zeroing move
-/// reaches its WDL is found again from the sub-tables, once, up front and
-/// in parallel, a bit per position and side to move (the writer reads
-/// each position more than once).
+/// pawns each position whose best zeroing move reaches its WDL searches
+/// its captures again, from the sub-tables, for one that reaches it
+/// ([`Seeder::capture_reaches`]), once, up front and in parallel, a bit
+/// per position and side to move (the writer reads each position more
+/// than once).
 pub(crate) struct Seeded<'a> {
     table: &'a Table,
     /// For tables with pawns: by side to move, bit `index % 64` of word
@@ -319,11 +320,14 @@ impl<'a> Seeded<'a> {
         let captured = ByColor::new_with(|turn| {
             (0..n.div_ceil(64))
                 .into_par_iter()
-                .map(|word| {
+                .map_init(Vec::new, |cells, word| {
                     let range = word * 64..(word * 64 + 64).min(n);
+                    cells.clear();
+                    table.cells_in(turn, range.clone(), cells);
                     let mut bits = 0;
                     let Ok(()) = layout.try_for_each_placement(range, |index, placement| {
-                        if capture_reaches(table, &seeder, turn, index, placement) {
+                        let cell = cells[(index % 64) as usize];
+                        if capture_reaches(table, &seeder, turn, index, cell, placement) {
                             bits |= 1 << (index % 64);
                         }
                         Ok::<(), Infallible>(())
@@ -340,24 +344,25 @@ impl<'a> Seeded<'a> {
 }
 
 /// Whether the best capture of the position at `index` (in a table with
-/// pawns) reaches its WDL; searched only where the best zeroing move does
-/// (elsewhere no capture can). A sub-table that fails to read now (it was
-/// read to solve this table) leaves the value stored.
+/// pawns), whose cell is `cell`, reaches its WDL; searched only where the
+/// best zeroing move does (elsewhere no capture can). A sub-table that
+/// fails to read now (it was read to solve this table) leaves the value
+/// stored.
 fn capture_reaches(
     table: &Table,
     seeder: &Seeder<'_>,
     turn: Color,
     index: u64,
+    cell: Cell,
     placement: &Placement,
 ) -> bool {
     if !table.zeroing_reaches(turn, index) {
         return false;
     }
-    let Some(dtz) = table.cells.load(turn, index).value() else {
+    let Some(dtz) = cell.value() else {
         return false;
     };
-    let best = seeder.best_capture(&placement.squares, turn).ok().flatten();
-    best == Some(Wdl::from_dtz(dtz, table.rule))
+    seeder.capture_reaches(&placement.squares, turn, Wdl::from_dtz(dtz, table.rule))
 }
 
 impl SolvedValues for Seeded<'_> {
@@ -524,5 +529,49 @@ mod tests {
             }
             assert!(reached.iter().all(|&n| n > 1_000), "{name}: {reached:?}");
         }
+    }
+
+    /// In a table with pawns, the writer's record of the positions whose
+    /// best capture reaches their value matches a search of their
+    /// captures (the seeder's search stops at the first that reaches it).
+    #[test]
+    fn the_record_of_deciding_captures_matches_a_search() {
+        let material: Material = "KRvKP".parse().expect("material");
+        let set = TableSet::solved(material, &SolveOptions::default());
+        let table = set.get(&material).expect("solved");
+        let store = WithSubtables {
+            table,
+            subtables: &set,
+        };
+        let seeded = Seeded::new(&store).expect("sub-tables");
+        let layout = table.layout();
+        let mut reached = [0u64; 2];
+        for index in (0..layout.size()).step_by(89) {
+            let placement = layout.decode(TableIndex(index));
+            for turn in Color::ALL {
+                let Some(dtz) = table.dtz(turn, TableIndex(index)) else {
+                    assert!(!seeded.capture_reaches(turn, index), "{index}");
+                    continue;
+                };
+                let pos = layout.position(&placement, turn).expect("legal");
+                let best = pos
+                    .capture_moves()
+                    .iter()
+                    .map(|m| {
+                        let mut after = pos.clone();
+                        after.play_unchecked(*m);
+                        resolve_wdl(&set, &after).expect("probes").flipped()
+                    })
+                    .max();
+                let reaches = best == Some(Wdl::from_dtz(dtz, table.rule()));
+                assert_eq!(
+                    seeded.capture_reaches(turn, index),
+                    reaches,
+                    "{turn:?} {index}: {dtz:?}, best capture {best:?}"
+                );
+                reached[usize::from(reaches)] += 1;
+            }
+        }
+        assert!(reached.iter().all(|&n| n > 500), "{reached:?}");
     }
 }
