@@ -412,7 +412,7 @@ impl SolvedValues for Seeded<'_> {
 mod tests {
     use std::sync::Mutex;
 
-    use shakmaty::Position;
+    use shakmaty::{Chess, Move, Position};
 
     use super::*;
     use crate::{
@@ -508,16 +508,8 @@ mod tests {
                         continue;
                     };
                     let pos = layout.position(&placement, turn).expect("legal");
-                    let best = pos
-                        .legal_moves()
-                        .iter()
-                        .filter(|m| m.is_zeroing())
-                        .map(|m| {
-                            let mut after = pos.clone();
-                            after.play_unchecked(*m);
-                            resolve_wdl(&set, &after).expect("probes").flipped()
-                        })
-                        .max();
+                    let zeroing = pos.legal_moves();
+                    let best = best_after(&set, &pos, zeroing.iter().filter(|m| m.is_zeroing()));
                     let reaches = best == Some(Wdl::from_dtz(dtz, rule));
                     assert_eq!(
                         table.zeroing_reaches(turn, index),
@@ -529,6 +521,22 @@ mod tests {
             }
             assert!(reached.iter().all(|&n| n > 1_000), "{name}: {reached:?}");
         }
+    }
+
+    /// The best WDL that one of `moves` gives the side to move in `pos`,
+    /// probed in `set` (`None`: no move).
+    fn best_after<'m>(
+        set: &TableSet,
+        pos: &Chess,
+        moves: impl Iterator<Item = &'m Move>,
+    ) -> Option<Wdl> {
+        moves
+            .map(|m| {
+                let mut after = pos.clone();
+                after.play_unchecked(*m);
+                resolve_wdl(set, &after).expect("probes").flipped()
+            })
+            .max()
     }
 
     /// In a table with pawns, the writer's record of the positions whose
@@ -554,15 +562,7 @@ mod tests {
                     continue;
                 };
                 let pos = layout.position(&placement, turn).expect("legal");
-                let best = pos
-                    .capture_moves()
-                    .iter()
-                    .map(|m| {
-                        let mut after = pos.clone();
-                        after.play_unchecked(*m);
-                        resolve_wdl(&set, &after).expect("probes").flipped()
-                    })
-                    .max();
+                let best = best_after(&set, &pos, pos.capture_moves().iter());
                 let reaches = best == Some(Wdl::from_dtz(dtz, table.rule()));
                 assert_eq!(
                     seeded.capture_reaches(turn, index),
